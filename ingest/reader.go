@@ -1,0 +1,266 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"unicode/utf8"
+)
+
+// Record is one complete JSON value read from a session file. Raw and Tape
+// alias the reader's buffers: they are valid only during the
+// [Visitor.Record] call that receives them.
+type Record struct {
+	Line   int    // 1-based physical line number
+	Seq    int    // 0-based index among complete records (header = 0): the "parsed lines" of SPEC.md §2.1
+	Part   int    // 0 for the first record on its line; 1, 2, … for further records of a concatenated line
+	Offset int64  // byte offset of Raw's first byte in the file
+	Raw    []byte // the record's exact bytes, without surrounding whitespace
+	Tape   *Tape  // shallow parse of Raw's line; Root is the record's root node
+	Root   int
+	Final  bool // the record is on the last line and that line has no '\n'
+	Split  bool // the record shares its line with other records or fragments
+}
+
+// Visitor receives what a [Reader] finds, in file order.
+type Visitor interface {
+	// Record is called for every complete JSON value. Returning an error
+	// stops the read and the error is returned by Read.
+	Record(r *Record) error
+	// Issue is called for every line-level problem (codes torn_final_record,
+	// corrupt_line, concatenated_records, bom, invalid_utf8, no_trailing_newline).
+	Issue(is Issue)
+}
+
+// ReadStats summarises one read.
+type ReadStats struct {
+	Bytes     int64 // bytes read
+	Lines     int   // physical lines, including blank ones
+	Records   int   // complete JSON values passed to Record
+	Fragments int   // byte ranges that were not complete values
+}
+
+// Reader reads session files record by record, following the line rules of
+// SPEC.md §1.2: no line-length limit, CRLF accepted, blank lines skipped, the
+// final-record rule, concatenated records split, a leading BOM reported and
+// dropped. A Reader reuses its buffers across files; it is not safe for
+// concurrent use (use one per worker).
+type Reader struct {
+	// MaxDepth is the nesting depth recorded on each record's Tape (see
+	// [Tape]). Validation needs 1; usage extraction needs 4.
+	MaxDepth int
+
+	lines LineReader
+	tape  Tape
+	rec   Record
+	spans []span
+}
+
+type span struct {
+	start, end int
+	root       int // -1 for a fragment
+	incomplete bool
+}
+
+// maxResync bounds the attempts to find a record after a broken prefix on
+// one line, so adversarial lines cannot make reading quadratic.
+const maxResync = 32
+
+// recordStart is how every record written by the agents begins
+// (JSON.stringify of an entry puts "type" first). Inside a valid JSON string
+// these bytes cannot occur unescaped.
+var recordStart = []byte(`{"type"`)
+
+// ReadFile opens path and reads it with r.Read. The error wraps the
+// *os.PathError of a failed open or read.
+func (r *Reader) ReadFile(ctx context.Context, path string, v Visitor) (ReadStats, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return ReadStats{}, err
+	}
+	defer f.Close()
+	st, err := r.Read(ctx, f, v)
+	if err != nil {
+		return st, fmt.Errorf("read %s: %w", path, err)
+	}
+	return st, nil
+}
+
+// Read reads a whole stream, calling v for every record and issue. It stops
+// early when ctx is cancelled (returning ctx.Err()) or when v.Record fails.
+func (r *Reader) Read(ctx context.Context, src io.Reader, v Visitor) (ReadStats, error) {
+	var st ReadStats
+	r.lines.Reset(src)
+	r.tape.MaxDepth = r.MaxDepth
+	seq := 0
+	for {
+		ln, err := r.lines.Next()
+		if err == io.EOF {
+			return st, nil
+		}
+		if err != nil {
+			return st, err
+		}
+		st.Lines++
+		st.Bytes += int64(len(ln.Bytes))
+		if ln.Newline {
+			st.Bytes++
+		}
+		if st.Lines&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return st, err
+			}
+		}
+		b := ln.Bytes
+		off := ln.Offset
+		if ln.No == 1 && bytes.HasPrefix(b, bom) {
+			v.Issue(Issue{Line: 1, Severity: SeverityError, Code: CodeBOM,
+				Message: "UTF-8 byte-order mark before the header: the agent cannot parse the header"})
+			b = b[len(bom):]
+			off += int64(len(bom))
+		}
+		if !utf8.Valid(b) {
+			v.Issue(Issue{Line: ln.No, Severity: SeverityNote, Code: CodeInvalidUTF8,
+				Message: "invalid UTF-8 bytes (read as U+FFFD; the original bytes are kept)"})
+		}
+		s := skipWS(b, 0)
+		if s == len(b) {
+			continue // blank line
+		}
+		r.tape.Reset(b)
+		r.split(b, s)
+		values, fragments := 0, 0
+		for _, sp := range r.spans {
+			if sp.root >= 0 {
+				values++
+			} else {
+				fragments++
+			}
+		}
+		st.Fragments += fragments
+		last := r.spans[len(r.spans)-1]
+		switch {
+		case !ln.Newline && values == 0:
+			v.Issue(Issue{Line: ln.No, Severity: SeverityError, Code: CodeTornFinalRecord,
+				Message: fmt.Sprintf("final record is incomplete (%d bytes, no newline): a crash cut the last append", len(b)-s)})
+		case !ln.Newline && (values > 1 || fragments > 0):
+			v.Issue(Issue{Line: ln.No, Severity: SeverityError, Code: CodeConcatenatedRecords,
+				Message: describeSplit(values, fragments, len(b))})
+			if last.root < 0 {
+				v.Issue(Issue{Line: ln.No, Severity: SeverityError, Code: CodeTornFinalRecord,
+					Message: fmt.Sprintf("final record is incomplete (%d bytes, no newline): a crash cut the last append", last.end-last.start)})
+			}
+		case !ln.Newline:
+			v.Issue(Issue{Line: ln.No, Severity: SeverityNote, Code: CodeNoTrailingNewline,
+				Message: "the final record is complete but has no trailing newline"})
+		case values == 0:
+			v.Issue(Issue{Line: ln.No, Severity: SeverityError, Code: CodeCorruptLine,
+				Message: "not valid JSON: " + r.describeError(b, s)})
+		case values > 1 || fragments > 0:
+			v.Issue(Issue{Line: ln.No, Severity: SeverityError, Code: CodeConcatenatedRecords,
+				Message: describeSplit(values, fragments, len(b))})
+		}
+		part := 0
+		for _, sp := range r.spans {
+			if sp.root < 0 {
+				continue
+			}
+			r.rec = Record{Line: ln.No, Seq: seq, Part: part, Offset: off + int64(sp.start),
+				Raw: b[sp.start:sp.end:sp.end], Tape: &r.tape, Root: sp.root,
+				Final: !ln.Newline, Split: values > 1 || fragments > 0}
+			seq++
+			part++
+			st.Records++
+			if err := v.Record(&r.rec); err != nil {
+				return st, err
+			}
+		}
+	}
+}
+
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+func describeSplit(values, fragments, size int) string {
+	switch {
+	case fragments == 0:
+		return fmt.Sprintf("%d complete records on one line (a newline went missing): the agent drops them all", values)
+	case values == 1 && fragments == 1:
+		return fmt.Sprintf("1 complete record glued to an incomplete fragment on one %d-byte line", size)
+	default:
+		return fmt.Sprintf("%d complete records and %d fragments on one %d-byte line", values, fragments, size)
+	}
+}
+
+// describeError re-parses the start of a broken line to say where it breaks.
+func (r *Reader) describeError(b []byte, s int) string {
+	var t Tape
+	t.Reset(b)
+	_, _, err := t.Parse(s)
+	if err == nil {
+		return "unexpected data"
+	}
+	return err.Error()
+}
+
+// split fills r.spans with the values and fragments of line b, starting at
+// the first non-blank byte s. Values are parsed one after another; when a
+// parse fails, the rest of the line is searched for the start of a record
+// that, with the values after it, reaches the end of the line.
+func (r *Reader) split(b []byte, s int) {
+	r.spans = r.spans[:0]
+	pos := s
+	for pos < len(b) {
+		root, end, err := r.tape.Parse(pos)
+		if err == nil {
+			r.spans = append(r.spans, span{start: pos, end: end, root: root})
+			pos = skipWS(b, end)
+			continue
+		}
+		next := r.resync(b, pos)
+		if next < 0 {
+			r.spans = append(r.spans, span{start: pos, end: trimRightWS(b, len(b)), root: -1, incomplete: err.Incomplete})
+			return
+		}
+		r.spans = append(r.spans, span{start: pos, end: next, root: -1})
+		pos = next
+	}
+}
+
+// resync returns the offset after from of a record start from which the
+// rest of the line parses as whole values, or -1.
+func (r *Reader) resync(b []byte, from int) int {
+	var probe Tape
+	probe.MaxDepth = 0
+	at := from + 1
+	for try := 0; try < maxResync && at < len(b); try++ {
+		i := bytes.Index(b[at:], recordStart)
+		if i < 0 {
+			return -1
+		}
+		c := at + i
+		probe.Reset(b)
+		ok := true
+		for p := c; p < len(b); {
+			_, end, err := probe.Parse(p)
+			if err != nil {
+				ok = false
+				break
+			}
+			p = skipWS(b, end)
+		}
+		if ok {
+			return c
+		}
+		at = c + 1
+	}
+	return -1
+}
+
+func trimRightWS(b []byte, end int) int {
+	for end > 0 && isWS[b[end-1]] {
+		end--
+	}
+	return end
+}

@@ -201,7 +201,7 @@ func (r *Reader) describeError(b []byte, s int) string {
 	if err == nil {
 		return "unexpected data"
 	}
-	return err.Error()
+	return fmt.Sprintf("%s at column %d", err.Msg, err.Offset+1)
 }
 
 // split fills r.spans with the values and fragments of line b, starting at

@@ -42,7 +42,7 @@ var Statuses = []Status{StatusNotSession, StatusFutureVersion, StatusUnrecognize
 // IsError reports whether the status makes validate exit 1 (SPEC.md §1.5).
 func (s Status) IsError() bool {
 	switch s {
-	case StatusEmpty, StatusNeedsUpgrade, StatusCurrent:
+	case StatusEmpty, StatusNeedsUpgrade, StatusCurrent, StatusSkipped:
 		return false
 	}
 	return true

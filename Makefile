@@ -1,0 +1,33 @@
+# sessions-etl — build, test, fuzz, benchmark.
+GO        ?= go
+FUZZTIME  ?= 20s
+BENCH_HOME ?= .bench/home
+BENCH_SIZE ?= 1073741824
+
+.PHONY: build test race fuzz lint bench ci clean
+
+build:
+	$(GO) build -o bin/sessions-etl ./cmd/sessions-etl
+
+# The README's test command: every test, with the race detector.
+test:
+	$(GO) test -race -count=1 ./...
+
+# Short fuzz runs of the reader, the JSON scanner and the validator (CI).
+fuzz:
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzTape$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
+	$(GO) test ./validate -run '^$$' -fuzz '^FuzzChecker$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# Throughput and peak RSS on a ~1 GB generated home, side by side with DuckDB.
+bench: build
+	$(GO) run ./internal/benchrun -bin bin/sessions-etl -home $(BENCH_HOME) -size $(BENCH_SIZE)
+
+ci: lint test fuzz
+
+clean:
+	rm -rf bin .bench

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/validate"
+)
+
+func init() { registerCommand(newValidateCmd) }
+
+type validateOptions struct {
+	*globalOptions
+	MaxProblems int
+}
+
+func newValidateCmd(ios *IO, g *globalOptions) *cobra.Command {
+	opts := &validateOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "validate [PATH...]",
+		Short: "Give every session file a verdict: would the agent load it, and if not, why and where",
+		Long: `validate reads every session file and gives it one status (SPEC.md §1.5):
+current, needs_upgrade, empty (fine), or not_session, future_version,
+unrecognized_version, torn, corrupt, unreadable (errors), with the issues that
+explain it (file, line, stable code). Files are only read, never written.
+
+Exit status: 0 when no file has an error, 1 when some do, 2 on usage errors.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runValidate(cmd, ios, opts, args)
+		},
+	}
+	cmd.Flags().IntVar(&opts.MaxProblems, "problems", 20, "problems listed in the human summary")
+	return cmd
+}
+
+// jsonFileVerdict is one line of `validate --json`.
+type jsonFileVerdict struct {
+	Path          string         `json:"path"`
+	Source        string         `json:"source"`
+	Status        string         `json:"status"`
+	FormatVersion *int           `json:"format_version"`
+	EarlyV4       bool           `json:"early_v4"`
+	SessionID     string         `json:"session_id,omitempty"`
+	Entries       int            `json:"entries"`
+	SizeBytes     int64          `json:"size_bytes"`
+	Issues        []ingest.Issue `json:"issues"`
+}
+
+func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []string) error {
+	rts, err := roots(ios, args)
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriterSize(ios.Out, 64<<10)
+	defer out.Flush()
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	bar := newProgress(ios, opts.globalOptions, "validating")
+	type problem struct {
+		path string
+		is   ingest.Issue
+	}
+	var problems []problem
+	moreProblems := 0
+
+	sum, err := validate.Run(cmd.Context(), validate.Options{Roots: rts, Workers: opts.Workers, Progress: bar.Add},
+		func(fr validate.FileResult) error {
+			if opts.JSON {
+				v := jsonFileVerdict{Path: fr.File.Path, Source: fr.File.Source, Status: string(fr.Status),
+					EarlyV4: fr.EarlyV4, SessionID: fr.Header.ID, Entries: fr.Entries, SizeBytes: fr.File.Size, Issues: fr.Issues}
+				if fr.FormatVersion > 0 {
+					fv := fr.FormatVersion
+					v.FormatVersion = &fv
+				}
+				if v.Issues == nil {
+					v.Issues = []ingest.Issue{}
+				}
+				return enc.Encode(v)
+			}
+			for _, is := range fr.Issues {
+				if is.Severity == ingest.SeverityNote {
+					continue
+				}
+				if len(problems) < opts.MaxProblems {
+					problems = append(problems, problem{fr.File.Path, is})
+				} else {
+					moreProblems++
+				}
+			}
+			return nil
+		})
+	bar.Done()
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if err := enc.Encode(map[string]any{"summary": sum}); err != nil {
+			return err
+		}
+	} else {
+		printValidateSummary(out, sum)
+		if len(problems) > 0 {
+			fmt.Fprintf(out, "\nProblems (first %d of %d):\n", len(problems), len(problems)+moreProblems)
+			for _, p := range problems {
+				loc := p.path
+				if p.is.Line > 0 {
+					loc = fmt.Sprintf("%s:%d", p.path, p.is.Line)
+				}
+				fmt.Fprintf(out, "  %s: %s %s: %s\n", loc, p.is.Severity, p.is.Code, p.is.Message)
+			}
+		}
+		switch {
+		case sum.Files == 0:
+			fmt.Fprintln(out, "\nNo session files found.")
+		case sum.Failed > 0:
+			fmt.Fprintf(out, "\n%d of %d files have errors: the agent will not load them. Run with --json for every issue.\n", sum.Failed, sum.Files)
+		default:
+			fmt.Fprintf(out, "\nAll %d files are loadable.\n", sum.Files)
+		}
+	}
+	if sum.Failed > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+func printValidateSummary(w *bufio.Writer, sum validate.Summary) {
+	fmt.Fprintf(w, "Validated %d files (%s) in %.1fs\n\n", sum.Files, humanBytes(sum.Bytes), float64(sum.ElapsedMS)/1000)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  status\tfiles\t")
+	for _, st := range append(validate.Statuses, validate.StatusSkipped) {
+		if n := sum.ByStatus[st]; n > 0 {
+			kind := "ok"
+			switch {
+			case st == validate.StatusSkipped:
+				kind = "skipped (not a file)"
+			case st.IsError():
+				kind = "error: the agent will not load these"
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%s\n", st, n, kind)
+		}
+	}
+	tw.Flush()
+	var vs []string
+	for _, v := range sum.Versions() {
+		label := "v" + v
+		if v == "unknown" {
+			label = "unknown"
+		}
+		vs = append(vs, fmt.Sprintf("%s %d", label, sum.ByVersion[v]))
+	}
+	if len(vs) > 0 {
+		early := ""
+		if sum.EarlyV4 > 0 {
+			early = fmt.Sprintf(" (%d early v4)", sum.EarlyV4)
+		}
+		fmt.Fprintf(w, "\nformat versions: %s%s\n", strings.Join(vs, ", "), early)
+	}
+	fmt.Fprintf(w, "issues: %d errors, %d warnings, %d notes\n", sum.Errors, sum.Warnings, sum.Notes)
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/sessions-etl/sessions-etl/ingest"
+)
+
+// Exit codes (README.md, SPEC.md §5).
+const (
+	ExitOK          = 0   // success
+	ExitFailed      = 1   // some files failed or were rejected, or the command failed
+	ExitUsage       = 2   // bad flags or arguments
+	ExitInterrupted = 130 // SIGINT/SIGTERM
+)
+
+// IO carries the streams and environment a command uses, so tests can run
+// any command in-process.
+type IO struct {
+	In            io.Reader
+	Out, ErrOut   io.Writer
+	ErrIsTerminal bool             // show progress bars on ErrOut
+	Now           func() time.Time // injected clock
+	Home          string           // the user's home directory (default roots)
+}
+
+// globalOptions are the flags every command shares (SPEC.md §5).
+type globalOptions struct {
+	JSON    bool
+	Quiet   bool
+	Workers int
+}
+
+// errFailed is returned by a command that has already reported per-file
+// failures: exit 1 without another message.
+var errFailed = errors.New("some files failed")
+
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// Run executes sessions-etl with args (without the program name) and
+// returns the process exit code.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	home, _ := os.UserHomeDir()
+	ios := &IO{In: stdin, Out: stdout, ErrOut: stderr, Now: time.Now, Home: home}
+	if f, ok := stderr.(*os.File); ok {
+		ios.ErrIsTerminal = term.IsTerminal(int(f.Fd()))
+	}
+	return runWith(ctx, ios, args)
+}
+
+func runWith(ctx context.Context, ios *IO, args []string) int {
+	started := false
+	root := newRootCmd(ios, &started)
+	root.SetArgs(args)
+	root.SetIn(ios.In)
+	root.SetOut(ios.Out)
+	root.SetErr(ios.ErrOut)
+	err := root.ExecuteContext(ctx)
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		fmt.Fprintln(ios.ErrOut, "sessions-etl: interrupted")
+		return ExitInterrupted
+	case errors.Is(err, errFailed):
+		return ExitFailed
+	}
+	var ue usageError
+	if errors.As(err, &ue) || !started {
+		fmt.Fprintf(ios.ErrOut, "sessions-etl: %v\nRun 'sessions-etl --help' for usage.\n", err)
+		return ExitUsage
+	}
+	fmt.Fprintf(ios.ErrOut, "sessions-etl: %v\n", err)
+	return ExitFailed
+}
+
+func newRootCmd(ios *IO, started *bool) *cobra.Command {
+	g := &globalOptions{}
+	root := &cobra.Command{
+		Use:   "sessions-etl",
+		Short: "Validate, migrate, export and report on pi / Atomic / Prime session logs",
+		Long: `sessions-etl reads the JSONL session files of pi-agent, Atomic and Prime Agent.
+
+With no PATH arguments, commands use the default roots that exist:
+  ~/.pi/agent/sessions, ~/.pi/agent/*.jsonl, ~/.atomic/agent/sessions, ~/.prime/agent/sessions
+Paths given on the command line (directories or files) replace them.
+
+Exit codes: 0 success, 1 some files failed or were rejected, 2 usage error, 130 interrupted.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			*started = true
+			if g.Workers < 1 {
+				return usagef("--workers must be at least 1")
+			}
+			return nil
+		},
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.BoolVar(&g.JSON, "json", false, "machine-readable output (JSON Lines) on stdout")
+	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "no progress bar and no summary on stderr")
+	pf.IntVar(&g.Workers, "workers", runtime.NumCPU(), "files processed in parallel")
+
+	for _, mk := range commandMakers {
+		root.AddCommand(mk(ios, g))
+	}
+	return root
+}
+
+// commandMakers holds one constructor per subcommand; each cmd_*.go file
+// registers its own in an init function, so adding a command touches only
+// its file.
+var commandMakers []func(*IO, *globalOptions) *cobra.Command
+
+func registerCommand(mk func(*IO, *globalOptions) *cobra.Command) {
+	commandMakers = append(commandMakers, mk)
+}
+
+// roots returns the roots for the PATH arguments, or the default roots.
+func roots(ios *IO, args []string) ([]ingest.Root, error) {
+	if len(args) > 0 {
+		return ingest.PathRoots(args)
+	}
+	if ios.Home == "" {
+		return nil, usagef("no PATH given and no home directory to find the default roots")
+	}
+	return ingest.DefaultRoots(ios.Home), nil
+}

@@ -1,0 +1,298 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Source labels: which agent's home a file belongs to (SPEC.md §1.1).
+const (
+	SourcePi     = "pi"
+	SourceAtomic = "atomic"
+	SourcePrime  = "prime"
+	SourceCustom = "custom"
+)
+
+// Root is a place to look for session files.
+type Root struct {
+	Path      string // a directory or a single file
+	Recursive bool   // descend into subdirectories
+	Source    string // source label for files found here; "" derives it from each file's path
+}
+
+// File is one session file found by [Discover].
+type File struct {
+	Path    string // absolute path as reached (symbolic links in it are not resolved)
+	Source  string // pi, atomic, prime or custom
+	Size    int64  // bytes
+	ModTime time.Time
+	Mode    fs.FileMode
+	Dev     uint64
+	Ino     uint64
+}
+
+// PathIssue is a problem found while discovering files: a broken link, a
+// directory link cycle, an unreadable directory or file.
+type PathIssue struct {
+	Path   string
+	Source string
+	Issue  Issue
+}
+
+// TempPrefix starts the names of this tool's temporary files and is skipped
+// by discovery (SPEC.md §1.1, §2.3).
+const TempPrefix = ".sessions-etl-"
+
+// DefaultRoots returns the default roots of SPEC.md §1.1 under home: the pi,
+// Atomic and Prime session directories (recursive) and pi's legacy flat
+// agent directory (its own *.jsonl files only). Roots that do not exist are
+// left out.
+func DefaultRoots(home string) []Root {
+	cand := []Root{
+		{Path: filepath.Join(home, ".pi", "agent", "sessions"), Recursive: true, Source: SourcePi},
+		{Path: filepath.Join(home, ".pi", "agent"), Recursive: false, Source: SourcePi},
+		{Path: filepath.Join(home, ".atomic", "agent", "sessions"), Recursive: true, Source: SourceAtomic},
+		{Path: filepath.Join(home, ".prime", "agent", "sessions"), Recursive: true, Source: SourcePrime},
+	}
+	var out []Root
+	for _, r := range cand {
+		if st, err := os.Stat(r.Path); err == nil && st.IsDir() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// PathRoots turns command-line paths into recursive roots whose source is
+// derived from each file's path. Relative paths are made absolute.
+func PathRoots(paths []string) ([]Root, error) {
+	out := make([]Root, 0, len(paths))
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("path %s: %w", p, err)
+		}
+		out = append(out, Root{Path: abs, Recursive: true})
+	}
+	return out, nil
+}
+
+// SourceOf labels a path by its nearest .pi, .atomic or .prime segment
+// (SPEC.md §1.1), else "custom".
+func SourceOf(path string) string {
+	segs := strings.Split(filepath.ToSlash(path), "/")
+	for i := len(segs) - 1; i >= 0; i-- {
+		switch segs[i] {
+		case ".pi":
+			return SourcePi
+		case ".atomic":
+			return SourceAtomic
+		case ".prime":
+			return SourcePrime
+		}
+	}
+	return SourceCustom
+}
+
+// IsSessionName reports whether a directory entry name is a candidate
+// session file: *.jsonl, not one of this tool's temporary files.
+func IsSessionName(name string) bool {
+	return strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, TempPrefix)
+}
+
+type devIno struct{ dev, ino uint64 }
+
+func statIDs(fi fs.FileInfo) devIno {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return devIno{uint64(st.Dev), uint64(st.Ino)}
+	}
+	return devIno{}
+}
+
+// readDirBatch is how many directory entries are read, sorted and handled
+// at a time: directories are streamed, never listed whole into memory.
+const readDirBatch = 1024
+
+type walker struct {
+	ctx       context.Context
+	fn        func(File) error
+	issue     func(PathIssue)
+	seenFiles map[devIno]bool
+	seenDirs  map[devIno]bool
+	ancestors []devIno
+}
+
+// Discover walks the roots in order and calls fn for every session file
+// (SPEC.md §1.1): regular *.jsonl files, following symbolic links to files
+// and directories, skipping *.lock directories and this tool's temporary
+// files. A file reached twice (two roots, links, hard links) is passed once.
+// Directory link cycles, broken links and unreadable directories are passed
+// to issue and the walk goes on. A root that is a file is passed as is,
+// whatever its name. Within a directory, entries are handled in name order
+// per batch of 1024. Discover returns fn's first error, or ctx.Err().
+func Discover(ctx context.Context, roots []Root, fn func(File) error, issue func(PathIssue)) error {
+	w := &walker{ctx: ctx, fn: fn, issue: issue, seenFiles: map[devIno]bool{}, seenDirs: map[devIno]bool{}}
+	for _, r := range roots {
+		if err := w.root(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *walker) report(path, source, code string, sev Severity, msg string) {
+	if w.issue != nil {
+		w.issue(PathIssue{Path: path, Source: source, Issue: Issue{Severity: sev, Code: code, Message: msg}})
+	}
+}
+
+func (w *walker) source(r Root, path string) string {
+	if r.Source != "" && SourceOf(path) == SourceCustom {
+		return r.Source
+	}
+	return SourceOf(path)
+}
+
+func (w *walker) root(r Root) error {
+	fi, err := os.Stat(r.Path)
+	if err != nil {
+		if lfi, lerr := os.Lstat(r.Path); lerr == nil && lfi.Mode()&fs.ModeSymlink != 0 {
+			w.report(r.Path, w.source(r, r.Path), CodeBrokenLink, SeverityWarning, "symbolic link to a missing target")
+			return nil
+		}
+		w.report(r.Path, w.source(r, r.Path), CodeUnreadable, SeverityError, errText(err))
+		return nil
+	}
+	if !fi.IsDir() {
+		if !fi.Mode().IsRegular() {
+			w.report(r.Path, w.source(r, r.Path), CodeUnreadable, SeverityError, "not a regular file")
+			return nil
+		}
+		return w.file(r, r.Path, fi)
+	}
+	return w.dir(r, r.Path, fi)
+}
+
+func (w *walker) file(r Root, path string, fi fs.FileInfo) error {
+	id := statIDs(fi)
+	if id != (devIno{}) {
+		if w.seenFiles[id] {
+			return nil
+		}
+		w.seenFiles[id] = true
+	}
+	return w.fn(File{Path: path, Source: w.source(r, path), Size: fi.Size(), ModTime: fi.ModTime(),
+		Mode: fi.Mode(), Dev: id.dev, Ino: id.ino})
+}
+
+func (w *walker) dir(r Root, path string, fi fs.FileInfo) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	id := statIDs(fi)
+	if slices.Contains(w.ancestors, id) {
+		w.report(path, w.source(r, path), CodeSymlinkCycle, SeverityWarning, "directory link leads back to one of its ancestors: not followed")
+		return nil
+	}
+	if w.seenDirs[id] {
+		return nil // reached before through another path: its files were passed then
+	}
+	w.seenDirs[id] = true
+	w.ancestors = append(w.ancestors, id)
+	defer func() { w.ancestors = w.ancestors[:len(w.ancestors)-1] }()
+
+	d, err := os.Open(path)
+	if err != nil {
+		w.report(path, w.source(r, path), CodeUnreadable, SeverityError, errText(err))
+		return nil
+	}
+	defer d.Close()
+	for {
+		ents, err := d.ReadDir(readDirBatch)
+		slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+		for _, e := range ents {
+			if err := w.entry(r, path, e); err != nil {
+				return err
+			}
+		}
+		if errors.Is(err, io.EOF) || (err == nil && len(ents) == 0) {
+			return nil
+		}
+		if err != nil {
+			w.report(path, w.source(r, path), CodeUnreadable, SeverityError, errText(err))
+			return nil
+		}
+	}
+}
+
+func (w *walker) entry(r Root, dir string, e fs.DirEntry) error {
+	name := e.Name()
+	if strings.HasPrefix(name, TempPrefix) {
+		return nil
+	}
+	full := filepath.Join(dir, name)
+	t := e.Type()
+	if t&fs.ModeSymlink != 0 {
+		fi, err := os.Stat(full)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				if IsSessionName(name) || r.Recursive {
+					w.report(full, w.source(r, full), CodeBrokenLink, SeverityWarning, "symbolic link to a missing target")
+				}
+				return nil
+			}
+			w.report(full, w.source(r, full), CodeUnreadable, SeverityError, errText(err))
+			return nil
+		}
+		if fi.IsDir() {
+			if !r.Recursive || strings.HasSuffix(name, ".lock") {
+				return nil
+			}
+			return w.dir(r, full, fi)
+		}
+		if fi.Mode().IsRegular() && IsSessionName(name) {
+			return w.file(r, full, fi)
+		}
+		return nil
+	}
+	if t.IsDir() {
+		if !r.Recursive || strings.HasSuffix(name, ".lock") {
+			return nil
+		}
+		fi, err := e.Info()
+		if err != nil {
+			w.report(full, w.source(r, full), CodeUnreadable, SeverityError, errText(err))
+			return nil
+		}
+		return w.dir(r, full, fi)
+	}
+	if !t.IsRegular() || !IsSessionName(name) {
+		return nil
+	}
+	fi, err := e.Info()
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed since the directory was read
+		}
+		w.report(full, w.source(r, full), CodeUnreadable, SeverityError, errText(err))
+		return nil
+	}
+	return w.file(r, full, fi)
+}
+
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Op + ": " + pe.Err.Error()
+	}
+	return err.Error()
+}

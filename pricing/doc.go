@@ -84,19 +84,21 @@
 // Provider names are compared case-insensitively: first with the "provider"
 // names, then with each provider's "match" rule in file order. An unknown
 // provider, or an empty provider or model, is not priced. Within the
-// provider, these spellings of the model id are tried in order, each first
-// against the provider's own models and then its fallbacks' (one level):
+// provider, these forms of the model id are tried in order (each made from
+// the one before), each first against the provider's own models and then
+// against its fallbacks' (one level, not transitively):
 //
-//  1. the id as given (trimmed);
-//  2. a -YYYYMMDD date written as -YYYY-MM-DD (the dataset's own rule);
-//  3. without a leading "models/";
-//  4. without an AWS Bedrock version suffix ("-v1:0");
-//  5. without a trailing snapshot date ("-YYYYMMDD", "-YYYY-MM-DD", "@YYYYMMDD");
-//  6. without a trailing "-latest";
+//  1. the id as given (trimmed), also with a -YYYYMMDD date written as
+//     -YYYY-MM-DD (the dataset's own rule);
+//  2. without a leading "models/";
+//  3. without an AWS Bedrock version suffix ("-v1:0");
+//  4. without a trailing snapshot date ("-YYYYMMDD", "-YYYY-MM-DD", "@YYYYMMDD");
+//  5. without a trailing "-latest".
 //
-// each (1, 3-6) followed by the same id with version numbers spelt the other
-// way ("4.5" for "4-5" and "4-5" for "4.5"; only where a single digit follows
-// the separator, so dates are left alone). When the id starts with
+// Each form is tried together with its version numbers spelt the other way
+// ("4.5" for "4-5" and "4-5" for "4.5", only where a single digit follows the
+// separator, so dates are left alone); these spellings are equivalent, so the
+// first model that matches any of them wins. When the id starts with
 // "<name>/" and name is this same provider, the rest of the id is then tried
 // the same way. If nothing matches and the provider has "upstream" set (a
 // router: OpenRouter with "/", AWS Bedrock with "."), the id's leading

@@ -13,9 +13,9 @@ import (
 // exactly one of its fields is set.
 type matcher struct {
 	equals, startsWith, endsWith, contains string // lower-cased
-	regex                                      *regexp.Regexp
-	or, and                                    []*matcher
-	not                                        *matcher
+	regex                                  *regexp.Regexp
+	or, and                                []*matcher
+	not                                    *matcher
 }
 
 // matches reports whether the rule holds for id. Text comparisons ignore

@@ -15,36 +15,42 @@ var (
 	bedrockVersion = regexp.MustCompile(`-v\d+:\d+$`)
 )
 
-// candidates returns the spellings of a model id that Lookup tries, most
-// literal first (see "Lookup" in the package documentation).
-func candidates(id string) []string {
-	var out []string
+// candidates returns the spellings of a model id that Lookup tries, in
+// levels: the id as given with its equivalent spellings first, then each
+// stripped form with its own (see "Lookup" in the package documentation).
+// Within a level the spellings are equivalent, so the provider's first model
+// that matches any of them wins.
+func candidates(id string) [][]string {
+	var out [][]string
 	seen := map[string]bool{}
-	add := func(s string) {
-		if s != "" && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
+	level := func(forms ...string) {
+		var l []string
+		for _, s := range forms {
+			if s != "" && !seen[s] {
+				seen[s] = true
+				l = append(l, s)
+			}
+		}
+		if len(l) > 0 {
+			out = append(out, l)
 		}
 	}
-	addWithAlternates := func(s string) {
-		add(s)
-		add(dashToDot(s))
-		add(dotToDash(s))
+	withAlternates := func(s string, extra ...string) {
+		level(append([]string{s, dashToDot(s), dotToDash(s)}, extra...)...)
 	}
-	addWithAlternates(id)
-	add(compactDate.ReplaceAllString(id, "-$1-$2-$3$4"))
+	withAlternates(id, compactDate.ReplaceAllString(id, "-$1-$2-$3$4"))
 	s := id
 	if len(s) > len("models/") && strings.EqualFold(s[:len("models/")], "models/") {
 		s = s[len("models/"):]
-		addWithAlternates(s)
+		withAlternates(s)
 	}
 	s = bedrockVersion.ReplaceAllString(s, "")
-	addWithAlternates(s)
+	withAlternates(s)
 	s = trailingDate.ReplaceAllString(s, "")
-	addWithAlternates(s)
+	withAlternates(s)
 	if len(s) > len("-latest") && strings.EqualFold(s[len(s)-len("-latest"):], "-latest") {
 		s = s[:len(s)-len("-latest")]
-		addWithAlternates(s)
+		withAlternates(s)
 	}
 	return out
 }

@@ -128,8 +128,8 @@ type period struct {
 
 type variant struct {
 	period
-	from            time.Time // zero: no date condition
-	hasClock        bool
+	from               time.Time // zero: no date condition
+	hasClock           bool
 	clockFrom, clockTo int // seconds after 00:00 UTC
 }
 
@@ -356,26 +356,34 @@ func (t *Table) find(providerName, id string) *model {
 // inProvider tries the spellings of id against p's models, then against
 // its fallbacks' models; skipFree ignores entries priced at $0.
 func (t *Table) inProvider(p *provider, id string, skipFree bool) *model {
-	cands := candidates(id)
+	levels := candidates(id)
 	if j := strings.IndexByte(id, '/'); j > 0 && t.provider(strings.ToLower(id[:j])) == p {
-		cands = append(cands, candidates(id[j+1:])...)
+		levels = append(levels, candidates(id[j+1:])...)
 	}
-	try := func(q *provider, c, lower string) *model {
+	try := func(q *provider, spellings, lowers []string) *model {
 		for _, m := range q.models {
-			if m.matches(c, lower) && !(skipFree && m.free()) {
-				return m
+			if skipFree && m.free() {
+				continue
+			}
+			for i, c := range spellings {
+				if m.matches(c, lowers[i]) {
+					return m
+				}
 			}
 		}
 		return nil
 	}
-	for _, c := range cands {
-		lower := strings.ToLower(c)
-		if m := try(p, c, lower); m != nil {
+	for _, spellings := range levels {
+		lowers := make([]string, len(spellings))
+		for i, c := range spellings {
+			lowers[i] = strings.ToLower(c)
+		}
+		if m := try(p, spellings, lowers); m != nil {
 			return m
 		}
 		for _, f := range p.fallback {
 			if fp := t.byID[f]; fp != nil {
-				if m := try(fp, c, lower); m != nil {
+				if m := try(fp, spellings, lowers); m != nil {
 					return m
 				}
 			}

@@ -22,6 +22,11 @@ type Record struct {
 	Root   int
 	Final  bool // the record is on the last line and that line has no '\n'
 	Split  bool // the record shares its line with other records or fragments
+	// LineStart and LineEnd are the file offsets of the record's line: its
+	// first byte (after a BOM) and the end of its content, before "\r\n"
+	// or "\n" (JSON whitespace at the end is excluded).
+	LineStart, LineEnd int64
+	CRLF               bool // the line ends with "\r\n"
 }
 
 // Visitor receives what a [Reader] finds, in file order.
@@ -169,7 +174,9 @@ func (r *Reader) Read(ctx context.Context, src io.Reader, v Visitor) (ReadStats,
 			}
 			r.rec = Record{Line: ln.No, Seq: seq, Part: part, Offset: off + int64(sp.start),
 				Raw: b[sp.start:sp.end:sp.end], Tape: &r.tape, Root: sp.root,
-				Final: !ln.Newline, Split: values > 1 || fragments > 0}
+				Final: !ln.Newline, Split: values > 1 || fragments > 0,
+				LineStart: off, LineEnd: off + int64(trimRightWS(b, len(b))),
+				CRLF: ln.Newline && len(b) > 0 && b[len(b)-1] == '\r'}
 			seq++
 			part++
 			st.Records++

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessions-etl/sessions-etl/migrate"
+)
+
+func init() { registerCommand(newMigrateCmd) }
+
+type migrateOptions struct {
+	*globalOptions
+	DryRun               bool
+	Undo                 string
+	LockWait             time.Duration
+	BackupDir            string
+	NoBackup             bool
+	Repair               bool
+	KeepUnresolvedParent bool
+	Relayout             bool
+	Verbose              bool
+}
+
+func newMigrateCmd(ios *IO, g *globalOptions) *cobra.Command {
+	opts := &migrateOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "migrate [PATH...]",
+		Short: "Upgrade v1, v2, v3 and early-v4 session files to v4 in place (atomic, locked, undoable)",
+		Long: `migrate upgrades session files to format v4 in place (SPEC.md §2).
+
+Only files that validate as needs_upgrade are rewritten; current, torn, corrupt,
+future and unrecognized files are never modified (--repair is the one opt-in
+exception for damage the agent itself drops). Each file is rewritten under the
+agent's own proper-lockfile lock and an advisory lock between sessions-etl
+processes, through a temporary file, fsync, rename and directory fsync, with its
+permission bits and modification time kept. Originals are copied into a run
+directory first; "migrate --undo RUN" restores them.
+
+Results per file: upgraded, current, skipped (with a reason), locked, failed.
+Exit status: 0 when every file is upgraded, current or empty; 1 otherwise.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Undo != "" {
+				if len(args) > 0 {
+					return usagef("--undo takes no PATH arguments")
+				}
+				return runUndo(cmd, ios, opts)
+			}
+			return runMigrate(cmd, ios, opts, args)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.DryRun, "dry-run", false, "validate and plan, print what would change, write nothing")
+	f.StringVar(&opts.Undo, "undo", "", "restore the files of run `RUN` (a run id or run directory)")
+	f.DurationVar(&opts.LockWait, "lock-wait", 0, "how long to wait for a file locked by the agent (e.g. 30s)")
+	f.StringVar(&opts.BackupDir, "backup-dir", "", "where run directories (journal, backups) go (default: the state directory's runs/)")
+	f.BoolVar(&opts.NoBackup, "no-backup", false, "do not copy originals before replacing them (undo is then impossible)")
+	f.BoolVar(&opts.Repair, "repair", false, "also repair concatenated records, a torn final fragment and a leading BOM")
+	f.BoolVar(&opts.KeepUnresolvedParent, "keep-unresolved-parent", false, "upgrade forks whose parent cannot be found, keeping the parentSession path")
+	f.BoolVar(&opts.Relayout, "relayout", false, "move legacy flat pi files and Prime per-project files into the current layout")
+	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "list every file, not only problems")
+	return cmd
+}
+
+// stateDir is where sessions-etl keeps run directories and lock files:
+// $XDG_STATE_HOME/sessions-etl, else ~/.local/state/sessions-etl.
+func stateDir(ios *IO) string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "sessions-etl")
+	}
+	return filepath.Join(ios.Home, ".local", "state", "sessions-etl")
+}
+
+func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string) error {
+	rts, err := roots(ios, args)
+	if err != nil {
+		return err
+	}
+	state := stateDir(ios)
+	runs := opts.BackupDir
+	if runs == "" {
+		runs = filepath.Join(state, "runs")
+	}
+	out := bufio.NewWriter(ios.Out)
+	defer out.Flush()
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	bar := newProgress(ios, opts.globalOptions, "migrating")
+	sum, err := migrate.Run(cmd.Context(), migrate.Options{
+		Roots: rts, Workers: opts.Workers, DryRun: opts.DryRun, Backup: !opts.NoBackup, RunsDir: runs,
+		StateDir: state, LockWait: opts.LockWait, Repair: opts.Repair, KeepUnresolvedParent: opts.KeepUnresolvedParent,
+		Relayout: opts.Relayout, Now: ios.Now, Progress: bar.Add,
+	}, func(r migrate.FileResult) error {
+		if opts.JSON {
+			return enc.Encode(r)
+		}
+		if r.Result == migrate.ResultCurrent && !opts.Verbose {
+			return nil
+		}
+		if r.Result == migrate.ResultUpgraded && !opts.Verbose && !opts.DryRun {
+			return nil
+		}
+		printMigrateResult(out, r, opts.DryRun || opts.Verbose)
+		return nil
+	})
+	bar.Done()
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if err := enc.Encode(map[string]any{"summary": sum}); err != nil {
+			return err
+		}
+	} else {
+		verb := "Migrated"
+		if sum.DryRun {
+			verb = "Planned (dry run, nothing written)"
+		}
+		fmt.Fprintf(out, "\n%s %d files (%s) in %.1fs:", verb, sum.Files, humanBytes(sum.Bytes), sum.Elapsed.Seconds())
+		for _, k := range []string{migrate.ResultUpgraded, migrate.ResultCurrent, migrate.ResultSkipped, migrate.ResultLocked, migrate.ResultFailed} {
+			if n := sum.ByResult[k]; n > 0 {
+				fmt.Fprintf(out, " %d %s", n, k)
+			}
+		}
+		fmt.Fprintln(out)
+		if sum.RunDir != "" && sum.ByResult[migrate.ResultUpgraded] > 0 {
+			fmt.Fprintf(out, "Journal and backups: %s\nUndo with: sessions-etl migrate --undo %s\n", sum.RunDir, sum.RunID)
+		}
+		if sum.TempsRemoved > 0 {
+			fmt.Fprintf(out, "Removed %d stale temporary files left by an interrupted run.\n", sum.TempsRemoved)
+		}
+		if sum.Failed > 0 {
+			fmt.Fprintf(out, "%d files could not be upgraded (see above).\n", sum.Failed)
+		}
+	}
+	if sum.Failed > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+func printMigrateResult(w *bufio.Writer, r migrate.FileResult, details bool) {
+	switch r.Result {
+	case migrate.ResultUpgraded:
+		from := fmt.Sprintf("v%d", r.FromVersion)
+		if r.EarlyV4 {
+			from = "early v4"
+		}
+		fmt.Fprintf(w, "upgraded  %s (%s → v4, %d changes", r.Path, from, len(r.Changes))
+		if len(r.Repairs) > 0 {
+			fmt.Fprintf(w, ", %d repairs", len(r.Repairs))
+		}
+		fmt.Fprintln(w, ")")
+	default:
+		reason := r.Reason
+		if r.Detail != "" {
+			reason += ": " + r.Detail
+		}
+		if reason != "" {
+			fmt.Fprintf(w, "%-9s %s (%s)\n", r.Result, r.Path, reason)
+		} else {
+			fmt.Fprintf(w, "%-9s %s\n", r.Result, r.Path)
+		}
+	}
+	if details {
+		for _, c := range r.Repairs {
+			fmt.Fprintf(w, "    line %d: repair: %s\n", c.Line, c.What)
+		}
+		for _, c := range r.Changes {
+			fmt.Fprintf(w, "    line %d: %s\n", c.Line, c.What)
+		}
+	}
+	for _, c := range r.Notes {
+		if c.Line > 0 {
+			fmt.Fprintf(w, "    line %d: note: %s\n", c.Line, c.What)
+		} else {
+			fmt.Fprintf(w, "    note: %s\n", c.What)
+		}
+	}
+}
+
+func runUndo(cmd *cobra.Command, ios *IO, opts *migrateOptions) error {
+	state := stateDir(ios)
+	runs := opts.BackupDir
+	if runs == "" {
+		runs = filepath.Join(state, "runs")
+	}
+	dir, err := migrate.ResolveRun(runs, opts.Undo)
+	if err != nil {
+		return usageError{err}
+	}
+	out := bufio.NewWriter(ios.Out)
+	defer out.Flush()
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	counts := map[string]int{}
+	problems := 0
+	err = migrate.Undo(cmd.Context(), dir, migrate.UndoOptions{StateDir: state, LockWait: opts.LockWait}, func(r migrate.UndoResult) error {
+		counts[r.Result]++
+		if r.Result == migrate.UndoFailed || r.Result == migrate.UndoChanged {
+			problems++
+		}
+		if opts.JSON {
+			return enc.Encode(r)
+		}
+		if r.Detail != "" {
+			fmt.Fprintf(out, "%-16s %s (%s)\n", r.Result, r.Path, r.Detail)
+		} else {
+			fmt.Fprintf(out, "%-16s %s\n", r.Result, r.Path)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		_ = enc.Encode(map[string]any{"summary": map[string]any{"run_dir": dir, "by_result": counts}})
+	} else {
+		fmt.Fprintf(out, "\nUndo of %s: %v\n", dir, counts)
+	}
+	if problems > 0 {
+		return errFailed
+	}
+	return nil
+}

@@ -1,0 +1,518 @@
+package migrate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/internal/pipeline"
+	"github.com/sessions-etl/sessions-etl/validate"
+)
+
+// Results of migrating one file (the "result" of `migrate --json`).
+const (
+	ResultUpgraded = "upgraded" // rewritten as v4 (or, with --dry-run, would be)
+	ResultCurrent  = "current"  // already v4: nothing written
+	ResultSkipped  = "skipped"  // left untouched: see Reason
+	ResultLocked   = "locked"   // the agent or another sessions-etl process holds the file
+	ResultFailed   = "failed"   // an error stopped the rewrite; the original is intact
+	ResultMoved    = "moved"    // --relayout moved the file (it may also have been upgraded)
+)
+
+// Options configures [Run].
+type Options struct {
+	Roots    []ingest.Root
+	Workers  int
+	DryRun   bool
+	Backup   bool   // copy originals into the run directory before replacing them
+	RunsDir  string // where run directories are created (the --backup-dir)
+	StateDir string // where sessions-etl keeps its advisory lock files
+	LockWait time.Duration
+	Lock     LockConfig
+	Repair   bool
+	// KeepUnresolvedParent: see PlanOptions.
+	KeepUnresolvedParent bool
+	Relayout             bool
+	Now                  func() time.Time
+	// Progress, when set, is called with the byte size of each file done.
+	Progress func(int64)
+}
+
+// FileResult is what happened to one file.
+type FileResult struct {
+	Path        string   `json:"path"`
+	Source      string   `json:"source"`
+	FromVersion int      `json:"from_version,omitempty"`
+	EarlyV4     bool     `json:"early_v4,omitempty"`
+	Result      string   `json:"result"`
+	Reason      string   `json:"reason,omitempty"`
+	Detail      string   `json:"detail,omitempty"`
+	Changes     []Change `json:"changes,omitempty"`
+	Repairs     []Change `json:"repairs,omitempty"`
+	Notes       []Change `json:"notes,omitempty"`
+	MovedTo     string   `json:"moved_to,omitempty"`
+	Size        int64    `json:"size_bytes"`
+}
+
+// Failed reports whether the file counts as "could not be upgraded" for
+// the exit status (SPEC.md §5): failures, locks, unresolved parents and
+// files left untouched because they are broken.
+func (r FileResult) Failed() bool {
+	switch r.Result {
+	case ResultFailed, ResultLocked:
+		return true
+	case ResultSkipped:
+		return r.Reason != string(validate.StatusEmpty)
+	}
+	return false
+}
+
+// Summary counts the results of a run.
+type Summary struct {
+	RunID        string         `json:"run_id,omitempty"`
+	RunDir       string         `json:"run_dir,omitempty"`
+	Files        int            `json:"files"`
+	Bytes        int64          `json:"bytes"`
+	ByResult     map[string]int `json:"by_result"`
+	ByReason     map[string]int `json:"by_reason"`
+	Failed       int            `json:"files_not_upgraded"`
+	DryRun       bool           `json:"dry_run"`
+	Elapsed      time.Duration  `json:"-"`
+	TempsRemoved int            `json:"stale_temp_files_removed"`
+}
+
+type headerInfo struct {
+	id string
+}
+
+// index resolves parentSession paths (SPEC.md §2.1).
+type index struct {
+	byBase map[string]map[string]bool // file name → session ids
+}
+
+func (ix *index) resolve(parentPath string) (string, bool) {
+	// (1) the header of the file at that path
+	if id, ok := readHeaderID(parentPath); ok {
+		return id, true
+	}
+	base := filepath.Base(parentPath)
+	// (2) a scanned session whose file name matches
+	if ids := ix.byBase[base]; len(ids) == 1 {
+		for id := range ids {
+			return id, true
+		}
+	}
+	// (3) the id in a <ts>_<id>.jsonl file name
+	if name, ok := strings.CutSuffix(base, ".jsonl"); ok {
+		if _, id, ok := strings.Cut(name, "_"); ok && id != "" {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+var errStop = errors.New("stop")
+
+type headerVisitor struct{ id string }
+
+func (h *headerVisitor) Record(r *ingest.Record) error {
+	t := r.Tape
+	if typ, _ := t.Str(t.Get(r.Root, "type")); typ == "session" {
+		h.id, _ = t.Str(t.Get(r.Root, "id"))
+	}
+	return errStop
+}
+func (h *headerVisitor) Issue(ingest.Issue) {}
+
+// readHeaderID reads the session id from the header of the file at path.
+func readHeaderID(path string) (string, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	var hv headerVisitor
+	rd := ingest.Reader{MaxDepth: 1}
+	_, _ = rd.Read(context.Background(), f, &hv)
+	return hv.id, hv.id != ""
+}
+
+// Run migrates every session file under opts.Roots: first a header scan of
+// all files (to resolve parent paths among them), then each file in
+// parallel under its locks. emit receives one result per file in discovery
+// order. Discovery problems (broken links, unreadable directories) are
+// emitted as skipped or failed results.
+func Run(ctx context.Context, opts Options, emit func(FileResult) error) (Summary, error) {
+	start := time.Now()
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Lock == (LockConfig{}) {
+		opts.Lock = DefaultLockConfig
+	}
+	sum := Summary{ByResult: map[string]int{}, ByReason: map[string]int{}, DryRun: opts.DryRun}
+
+	// Phase 1: discover every file and read its header.
+	type item struct {
+		file  ingest.File
+		issue *ingest.PathIssue
+	}
+	var items []item
+	ix := &index{byBase: map[string]map[string]bool{}}
+	err := ingest.Discover(ctx, opts.Roots, func(f ingest.File) error {
+		items = append(items, item{file: f})
+		if id, ok := readHeaderID(f.Path); ok {
+			base := filepath.Base(f.Path)
+			if ix.byBase[base] == nil {
+				ix.byBase[base] = map[string]bool{}
+			}
+			ix.byBase[base][id] = true
+		}
+		return nil
+	}, func(pi ingest.PathIssue) { items = append(items, item{issue: &pi}) })
+	if err != nil {
+		return sum, err
+	}
+
+	var run *RunDir
+	if !opts.DryRun {
+		run, err = StartRun(opts.RunsDir, NewRunID(opts.Now()), opts.Backup)
+		if err != nil {
+			return sum, err
+		}
+		defer run.Close()
+		sum.RunID, sum.RunDir = run.ID, run.Dir
+		cleaned := map[string]bool{}
+		for _, it := range items {
+			if it.issue != nil {
+				continue
+			}
+			dir := filepath.Dir(it.file.Path)
+			if cleaned[dir] {
+				continue
+			}
+			cleaned[dir] = true
+			removed, _ := CleanStaleTemps(dir)
+			sum.TempsRemoved += len(removed)
+		}
+	}
+
+	m := &migrator{opts: opts, ix: ix, run: run}
+	err = pipeline.Ordered(ctx, max(opts.Workers, 1), max(opts.Workers, 1)*8,
+		func(ctx context.Context, yield func(item) error) error {
+			for _, it := range items {
+				if err := yield(it); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		func(ctx context.Context, _ int, it item) (FileResult, error) {
+			if it.issue != nil {
+				res := FileResult{Path: it.issue.Path, Source: it.issue.Source, Result: ResultSkipped, Reason: it.issue.Issue.Code, Detail: it.issue.Issue.Message}
+				if it.issue.Issue.Severity == ingest.SeverityError {
+					res.Result = ResultFailed
+				}
+				return res, nil
+			}
+			res := m.file(ctx, it.file)
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			if opts.Progress != nil {
+				opts.Progress(it.file.Size)
+			}
+			return res, nil
+		},
+		func(r FileResult) error {
+			sum.Files++
+			sum.Bytes += r.Size
+			sum.ByResult[r.Result]++
+			if r.Reason != "" {
+				sum.ByReason[r.Reason]++
+			}
+			if r.Failed() {
+				sum.Failed++
+			}
+			return emit(r)
+		})
+	sum.Elapsed = time.Since(start)
+	if run != nil && run.Empty() {
+		sum.RunID, sum.RunDir = "", ""
+	}
+	return sum, err
+}
+
+type migrator struct {
+	opts Options
+	ix   *index
+	run  *RunDir
+	mu   sync.Mutex
+}
+
+// maxAttempts bounds re-planning when a file keeps changing under us (a
+// writer that ignores the lock).
+const maxAttempts = 3
+
+func (m *migrator) file(ctx context.Context, f ingest.File) FileResult {
+	res := FileResult{Path: f.Path, Source: f.Source, Size: f.Size}
+	popts := PlanOptions{Repair: m.opts.Repair, KeepUnresolvedParent: m.opts.KeepUnresolvedParent, ResolveParent: m.ix.resolve}
+	if m.opts.DryRun {
+		fh, err := os.Open(f.Path)
+		if err != nil {
+			return failed(res, err)
+		}
+		defer fh.Close()
+		st, err := fh.Stat()
+		if err != nil {
+			return failed(res, err)
+		}
+		plan, err := PlanFile(ctx, fh, st.Size(), popts)
+		res = describe(res, plan, err)
+		if m.opts.Relayout && (res.Result == ResultUpgraded || res.Result == ResultCurrent) {
+			res = m.relayout(ctx, f, res)
+		}
+		return res
+	}
+	var last FileResult
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		r, retry := m.transaction(ctx, f, popts)
+		if !retry {
+			if m.opts.Relayout && (r.Result == ResultUpgraded || r.Result == ResultCurrent) {
+				r = m.relayout(ctx, f, r)
+			}
+			return r
+		}
+		last = r
+	}
+	last.Result = ResultFailed
+	last.Reason = "changed_during_migration"
+	last.Detail = "the file kept changing while it was being migrated (a writer that ignores the lock?): left as it is"
+	return last
+}
+
+func failed(res FileResult, err error) FileResult {
+	res.Result = ResultFailed
+	res.Reason = "error"
+	res.Detail = err.Error()
+	return res
+}
+
+// describe turns a plan (or a planning error) into a result without writing.
+func describe(res FileResult, plan *Plan, err error) FileResult {
+	var se *SkipError
+	switch {
+	case errors.As(err, &se):
+		res.Result = ResultSkipped
+		res.Reason = se.Reason
+		res.Detail = se.Detail
+		return res
+	case err != nil:
+		return failed(res, err)
+	}
+	res.FromVersion = plan.FromVersion
+	res.EarlyV4 = plan.EarlyV4
+	res.Changes, res.Repairs, res.Notes = plan.Changes, plan.Repairs, plan.Notes
+	if plan.NeedsWrite() {
+		res.Result = ResultUpgraded
+	} else {
+		res.Result = ResultCurrent
+	}
+	return res
+}
+
+// transaction migrates one file under both locks. retry is true when the
+// file changed under us and the whole transaction should run again.
+func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOptions) (res FileResult, retry bool) {
+	res = FileResult{Path: f.Path, Source: f.Source, Size: f.Size}
+	own, err := LockOwn(ctx, m.opts.StateDir, f.Path, m.opts.LockWait, m.opts.Lock.Poll)
+	if err != nil {
+		return lockResult(res, err), false
+	}
+	defer own.Release()
+	lock, err := LockAgent(ctx, f.Path, m.opts.LockWait, m.opts.Lock)
+	if err != nil {
+		return lockResult(res, err), false
+	}
+	defer lock.Release()
+
+	fh, err := os.Open(f.Path)
+	if err != nil {
+		return failed(res, err), false
+	}
+	defer fh.Close()
+	meta, err := StatMeta(fh)
+	if err != nil {
+		return failed(res, err), false
+	}
+	res.Size = meta.Size
+	plan, err := PlanFile(ctx, fh, meta.Size, popts)
+	res = describe(res, plan, err)
+	if res.Result != ResultUpgraded {
+		return res, false
+	}
+
+	// Write the migrated bytes to a temporary file, hashing both sides and
+	// copying the original into the backup as it is read.
+	hBefore, hAfter := sha256.New(), sha256.New()
+	var backup *os.File
+	var backupRel string
+	if m.run.Backup {
+		backup, backupRel, err = m.run.backupWriter(f.Path)
+		if err != nil {
+			return failed(res, err), false
+		}
+	}
+	tmp, err := writeTempFile(f.Path, meta, func(w io.Writer) error {
+		var src io.Reader = io.NewSectionReader(fh, 0, meta.Size)
+		if backup != nil {
+			src = io.TeeReader(src, io.MultiWriter(hBefore, backup))
+		} else {
+			src = io.TeeReader(src, hBefore)
+		}
+		return Apply(io.MultiWriter(w, hAfter), src, plan)
+	})
+	if backup != nil {
+		if berr := finishBackup(backup); berr != nil && err == nil {
+			err = berr
+		}
+	}
+	if err != nil {
+		if tmp != "" {
+			os.Remove(tmp)
+		}
+		return failed(res, err), false
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			os.Remove(tmp)
+		}
+	}()
+
+	// Check the result before it replaces anything: it must validate as
+	// current v4 with every entry of the original.
+	if err := postCheck(ctx, tmp, plan); err != nil {
+		res.Result, res.Reason, res.Detail = ResultFailed, ReasonCheckFailed, err.Error()
+		return res, false
+	}
+	entry := JournalEntry{Op: OpRewrite, Path: f.Path, Size: meta.Size, Mtime: meta.Mtime, Mode: modeString(meta.Mode),
+		SHA256Before: hex.EncodeToString(hBefore.Sum(nil)), SHA256After: hex.EncodeToString(hAfter.Sum(nil)),
+		Backup: backupRel, FromVersion: plan.FromVersion, Changes: len(plan.Changes), Time: m.opts.Now().UTC()}
+	for _, r := range plan.Repairs {
+		entry.Repairs = append(entry.Repairs, r.What)
+	}
+
+	// Compare: the original must be exactly what was planned from, and the
+	// lock still ours.
+	if changed, err := changedSince(fh, f.Path, meta); err != nil || changed {
+		if err != nil {
+			return failed(res, err), false
+		}
+		return res, true
+	}
+	if err := lock.Check(); err != nil {
+		res.Result, res.Reason, res.Detail = ResultFailed, "lock_lost", err.Error()
+		return res, false
+	}
+	if err := m.run.Record(entry); err != nil {
+		return failed(res, err), false
+	}
+	if err := commitTemp(tmp, f.Path, meta); err != nil {
+		committed = !fileExists(tmp)
+		return failed(res, err), false
+	}
+	committed = true
+	// An append by a writer that ignores the lock, landing on the old inode
+	// between our last check and the rename, would be lost: carry it over.
+	if note, err := recoverLateAppend(fh, f.Path, meta); err != nil {
+		res.Notes = append(res.Notes, Change{What: "could not carry over bytes appended during the rename: " + err.Error()})
+	} else if note != "" {
+		res.Notes = append(res.Notes, Change{What: note})
+	}
+	return res, false
+}
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+func lockResult(res FileResult, err error) FileResult {
+	if errors.Is(err, ErrLocked) {
+		res.Result, res.Reason, res.Detail = ResultLocked, "locked", err.Error()
+		return res
+	}
+	return failed(res, err)
+}
+
+// changedSince reports whether the file at path is no longer the open file
+// fh with metadata meta (size, mtime or inode changed).
+func changedSince(fh *os.File, path string, meta FileMeta) (bool, error) {
+	now, err := StatMeta(fh)
+	if err != nil {
+		return false, err
+	}
+	if now.Size != meta.Size || !now.Mtime.Equal(meta.Mtime) {
+		return true, nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false, err
+	}
+	return metaOf(fi).Ino != meta.Ino, nil
+}
+
+// recoverLateAppend appends to path whatever was appended to the old
+// inode fh after meta was taken.
+func recoverLateAppend(fh *os.File, path string, meta FileMeta) (string, error) {
+	now, err := StatMeta(fh)
+	if err != nil || now.Size <= meta.Size {
+		return "", err
+	}
+	extra := make([]byte, now.Size-meta.Size)
+	if _, err := fh.ReadAt(extra, meta.Size); err != nil {
+		return "", err
+	}
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return "", err
+	}
+	if _, err := out.Write(extra); err != nil {
+		out.Close()
+		return "", err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return "", err
+	}
+	if err := out.Close(); err != nil {
+		return "", err
+	}
+	_ = os.Chtimes(path, now.Atime, now.Mtime)
+	return fmt.Sprintf("carried over %d bytes appended by another writer during the rename", len(extra)), nil
+}
+
+// postCheck validates the temporary file: current v4, same entries.
+func postCheck(ctx context.Context, tmp string, plan *Plan) error {
+	res, err := validate.File(ctx, &ingest.Reader{MaxDepth: 1}, validate.NewChecker(), tmp)
+	if err != nil {
+		return err
+	}
+	if res.Status != validate.StatusCurrent {
+		return fmt.Errorf("migrated bytes validate as %s (%s); original left untouched", res.Status, firstError(res))
+	}
+	if res.Entries != plan.Entries {
+		return fmt.Errorf("migrated file has %d entries, original %d; original left untouched", res.Entries, plan.Entries)
+	}
+	return nil
+}

@@ -1,0 +1,192 @@
+package migrate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Results of undoing one journal entry.
+const (
+	UndoRestored = "restored" // the original bytes (or place) are back
+	UndoRemoved  = "removed"  // a file the run created was removed
+	UndoAlready  = "already_original"
+	UndoChanged  = "changed_since" // the file changed after the run: left as it is
+	UndoFailed   = "failed"
+)
+
+// UndoResult is what undo did with one journal entry.
+type UndoResult struct {
+	Op     string `json:"op"`
+	Path   string `json:"path"`
+	Result string `json:"result"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// UndoOptions configures [Undo].
+type UndoOptions struct {
+	StateDir string
+	LockWait time.Duration
+	Lock     LockConfig
+}
+
+// Undo reverts the run in runDir, newest entry first (SPEC.md §2.3 step 5):
+// a rewritten file whose current SHA-256 still equals the journal's "after"
+// hash is restored from its backup with the original mode and mtime; a
+// moved file is moved back when nothing took its old place; a created file
+// is removed when unchanged. Files that changed since are reported and left
+// alone. emit receives one result per journal entry.
+func Undo(ctx context.Context, runDir string, opts UndoOptions, emit func(UndoResult) error) error {
+	if opts.Lock == (LockConfig{}) {
+		opts.Lock = DefaultLockConfig
+	}
+	entries, err := ReadJournal(runDir)
+	if err != nil {
+		return fmt.Errorf("undo %s: %w", runDir, err)
+	}
+	for i := len(entries) - 1; i >= 0; i-- {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e := entries[i]
+		r := undoOne(ctx, runDir, e, opts)
+		if err := emit(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func undoOne(ctx context.Context, runDir string, e JournalEntry, opts UndoOptions) UndoResult {
+	r := UndoResult{Op: e.Op, Path: e.Path}
+	fail := func(err error) UndoResult {
+		r.Result, r.Detail = UndoFailed, err.Error()
+		return r
+	}
+	if _, err := os.Lstat(e.Path); errors.Is(err, fs.ErrNotExist) {
+		if e.Op == OpMove && fileExists(e.From) {
+			r.Result, r.Detail = UndoAlready, "already at "+e.From
+			return r
+		}
+		r.Result, r.Detail = UndoChanged, "the file no longer exists"
+		return r
+	}
+	own, err := LockOwn(ctx, opts.StateDir, e.Path, opts.LockWait, opts.Lock.Poll)
+	if err != nil {
+		return fail(err)
+	}
+	defer own.Release()
+	lock, err := LockAgent(ctx, e.Path, opts.LockWait, opts.Lock)
+	if err != nil {
+		return fail(err)
+	}
+	defer lock.Release()
+
+	cur, err := hashFile(e.Path)
+	if err != nil {
+		return fail(err)
+	}
+	switch e.Op {
+	case OpMove:
+		if cur != e.SHA256After {
+			r.Result, r.Detail = UndoChanged, "the file changed after it was moved"
+			return r
+		}
+		if fileExists(e.From) {
+			r.Result, r.Detail = UndoChanged, e.From+" exists again: not overwritten"
+			return r
+		}
+		if err := os.MkdirAll(filepath.Dir(e.From), 0o700); err != nil {
+			return fail(err)
+		}
+		if err := os.Link(e.Path, e.From); err != nil {
+			return fail(fmt.Errorf("move back: %w", err))
+		}
+		if err := os.Remove(e.Path); err != nil {
+			return fail(fmt.Errorf("move back: %w", err))
+		}
+		_ = syncDir(filepath.Dir(e.From))
+		_ = syncDir(filepath.Dir(e.Path))
+		r.Result, r.Detail = UndoRestored, "moved back to "+e.From
+		return r
+	case OpCreate:
+		if cur != e.SHA256After {
+			r.Result, r.Detail = UndoChanged, "the file changed after it was created: not removed"
+			return r
+		}
+		if err := os.Remove(e.Path); err != nil {
+			return fail(err)
+		}
+		_ = syncDir(filepath.Dir(e.Path))
+		r.Result = UndoRemoved
+		return r
+	}
+	// OpRewrite, OpUpdate
+	switch cur {
+	case e.SHA256Before:
+		r.Result = UndoAlready
+		return r
+	case e.SHA256After:
+	default:
+		r.Result, r.Detail = UndoChanged, "the file changed after the run (its hash is neither the before nor the after hash)"
+		return r
+	}
+	if e.Backup == "" {
+		return fail(errors.New("no backup was taken (--no-backup)"))
+	}
+	backup := filepath.Join(runDir, e.Backup)
+	if h, err := hashFile(backup); err != nil {
+		return fail(err)
+	} else if h != e.SHA256Before {
+		return fail(fmt.Errorf("backup %s does not match the journal's hash", backup))
+	}
+	fi, err := os.Stat(e.Path)
+	if err != nil {
+		return fail(err)
+	}
+	meta := metaOf(fi)
+	meta.Mode = parseMode(e.Mode)
+	meta.Mtime = e.Mtime
+	meta.Atime = e.Mtime
+	tmp, err := writeTempFile(e.Path, meta, func(w io.Writer) error {
+		b, err := os.Open(backup)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		_, err = io.Copy(w, b)
+		return err
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if err := lock.Check(); err != nil {
+		os.Remove(tmp)
+		return fail(err)
+	}
+	if err := commitTemp(tmp, e.Path, meta); err != nil {
+		return fail(err)
+	}
+	r.Result = UndoRestored
+	return r
+}
+
+func hashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -18,6 +18,7 @@ fuzz:
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzTape$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
 	$(GO) test ./validate -run '^$$' -fuzz '^FuzzChecker$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
+	$(GO) test ./migrate -run '^$$' -fuzz '^FuzzPlan$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -44,6 +44,7 @@ type Plan struct {
 	Repairs     []Change // --repair changes
 	Notes       []Change // things left as they are, worth telling
 	Entries     int      // entries the migrated file holds
+	KeptParent  bool     // an unresolved parentSession path is kept (--keep-unresolved-parent)
 	Size        int64    // bytes of the original
 }
 
@@ -155,6 +156,7 @@ type planner struct {
 	bom        bool
 	torn       bool
 	noNewline  bool
+	conflict   string // why the file cannot be edited safely
 	lastLine   int
 	src        io.ReaderAt
 	records    int
@@ -214,6 +216,9 @@ func (p *planner) Record(r *ingest.Record) error {
 		return nil
 	}
 	if p.version <= 2 && typ == "message" {
+		if k := dupKey(t, t.Get(root, "message"), "role"); k != "" && p.conflict == "" {
+			p.conflict = fmt.Sprintf("line %d: message key %q occurs twice", r.Line, k)
+		}
 		role := t.Path(root, "message", "role")
 		if s, ok := t.Str(role); ok && s == "hookMessage" {
 			nd := &t.Nodes[role]
@@ -222,6 +227,9 @@ func (p *planner) Record(r *ingest.Record) error {
 		}
 	}
 	if p.version == 1 {
+		if k := dupKey(t, root, "type", "id", "parentId", "firstKeptEntryIndex", "firstKeptEntryId"); k != "" && p.conflict == "" {
+			p.conflict = fmt.Sprintf("line %d: entry key %q occurs twice", r.Line, k)
+		}
 		e := v1Entry{seq: r.Seq, line: r.Line, firstKeptIdx: -1}
 		if tn := t.Get(root, "type"); tn >= 0 {
 			e.hasType = true
@@ -247,10 +255,32 @@ func (p *planner) Record(r *ingest.Record) error {
 	return nil
 }
 
+// dupKey returns the first of keys that occurs more than once in object n:
+// JavaScript keeps the last occurrence, an edit would see only one, so such
+// records are not rewritten.
+func dupKey(t *ingest.Tape, n int, keys ...string) string {
+	for _, k := range keys {
+		count := 0
+		t.Children(n, func(c int) bool {
+			if name, ok := t.Key(c); ok && name == k {
+				count++
+			}
+			return count < 2
+		})
+		if count > 1 {
+			return k
+		}
+	}
+	return ""
+}
+
 func (p *planner) headerRecord(r *ingest.Record) {
 	t, root := r.Tape, r.Root
 	if t.Kind(root) != ingest.KindObject {
 		return
+	}
+	if k := dupKey(t, root, "type", "version", "timestamp", "createdAt", "parentSession", "parentSessionId"); k != "" {
+		p.conflict = fmt.Sprintf("line %d: header key %q occurs twice", r.Line, k)
 	}
 	h := &p.hdr
 	h.line = r.Line
@@ -314,6 +344,9 @@ func PlanFile(ctx context.Context, src io.ReaderAt, size int64, opts PlanOptions
 	}
 	if plan.FromVersion == 0 {
 		return nil, &SkipError{Reason: string(res.Status), Detail: firstError(res)}
+	}
+	if p.conflict != "" {
+		return nil, &SkipError{Reason: ReasonConflict, Detail: p.conflict}
 	}
 	if err := p.planHeader(plan, res); err != nil {
 		return nil, err
@@ -555,6 +588,7 @@ func (p *planner) planHeader(plan *Plan, res validate.Result) error {
 				add(Edit{Off: h.parent.keyStart, End: h.parent.valEnd, New: append([]byte(`"parentSessionId":`), jsonString(id)...)},
 					fmt.Sprintf("header parentSession %s → parentSessionId %s", parentPath, id))
 			case p.opts.KeepUnresolvedParent:
+				plan.KeptParent = true
 				plan.Notes = append(plan.Notes, Change{Line: line, What: fmt.Sprintf("parentSession %s names no known session: kept as is (--keep-unresolved-parent)", parentPath)})
 			default:
 				return &SkipError{Reason: ReasonUnresolvedParent, Detail: fmt.Sprintf("parentSession %s names no known session (use --keep-unresolved-parent to keep the path)", parentPath)}

@@ -508,7 +508,9 @@ func postCheck(ctx context.Context, tmp string, plan *Plan) error {
 	if err != nil {
 		return err
 	}
-	if res.Status != validate.StatusCurrent {
+	keptParent := plan.KeptParent && res.Status == validate.StatusNeedsUpgrade && res.EarlyV4 &&
+		res.Header.HasParentPath && !res.Header.HasTimestamp
+	if res.Status != validate.StatusCurrent && !keptParent {
 		return fmt.Errorf("migrated bytes validate as %s (%s); original left untouched", res.Status, firstError(res))
 	}
 	if res.Entries != plan.Entries {

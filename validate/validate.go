@@ -263,6 +263,16 @@ func (c *Checker) Record(r *ingest.Record) error {
 	idOK = idOK && id != ""
 	if c.res.FormatVersion == 1 {
 		if idNode < 0 {
+			// v1 entries have no ids; a parentId, if present, must still name an entry.
+			pn := t.Get(root, "parentId")
+			switch t.Kind(pn) {
+			case ingest.KindInvalid, ingest.KindNull:
+			case ingest.KindString:
+				parent, _ := t.Str(pn)
+				c.entries = append(c.entries, entry{parent: parent, hasPar: true, line: int32(r.Line), dupOf: true})
+			default:
+				c.errorf(r.Line, ingest.CodeInvalidParentID, "entry has a parentId that is a JSON %s", t.Kind(pn))
+			}
 			return nil
 		}
 		if !c.mixedV1 {
@@ -444,7 +454,11 @@ func (c *Checker) finishTree() {
 		e := &c.entries[i]
 		if e.hasPar {
 			if _, ok := c.byID[e.parent]; !ok {
-				c.errorf(int(e.line), ingest.CodeDanglingParent, "entry %s names parent %s, which is not in the file", e.id, e.parent)
+				name := e.id
+				if name == "" {
+					name = "without id"
+				}
+				c.errorf(int(e.line), ingest.CodeDanglingParent, "entry %s names parent %s, which is not in the file", name, e.parent)
 				e.hasPar = false
 			}
 		}

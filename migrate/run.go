@@ -285,7 +285,7 @@ func (m *migrator) file(ctx context.Context, f ingest.File) FileResult {
 	}
 	var last FileResult
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		r, retry := m.transaction(ctx, f, popts)
+		r, retry := m.transaction(ctx, f, popts, attempt)
 		if !retry {
 			if m.opts.Relayout && (r.Result == ResultUpgraded || r.Result == ResultCurrent) {
 				r = m.relayout(ctx, f, r)
@@ -332,7 +332,7 @@ func describe(res FileResult, plan *Plan, err error) FileResult {
 
 // transaction migrates one file under both locks. retry is true when the
 // file changed under us and the whole transaction should run again.
-func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOptions) (res FileResult, retry bool) {
+func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOptions, attempt int) (res FileResult, retry bool) {
 	res = FileResult{Path: f.Path, Source: f.Source, Size: f.Size}
 	own, err := LockOwn(ctx, m.opts.StateDir, f.Path, m.opts.LockWait, m.opts.Lock.Poll)
 	if err != nil {
@@ -434,7 +434,11 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 	committed = true
 	// An append by a writer that ignores the lock, landing on the old inode
 	// between our last check and the rename, would be lost: carry it over.
-	if note, err := recoverLateAppend(fh, f.Path, meta); err != nil {
+	grace := time.Duration(0)
+	if attempt > 0 {
+		grace = lateAppendGrace // someone writes without the lock: watch the old inode a little longer
+	}
+	if note, err := recoverLateAppend(fh, f.Path, meta, grace); err != nil {
 		res.Notes = append(res.Notes, Change{What: "could not carry over bytes appended during the rename: " + err.Error()})
 	} else if note != "" {
 		res.Notes = append(res.Notes, Change{What: note})
@@ -472,34 +476,61 @@ func changedSince(fh *os.File, path string, meta FileMeta) (bool, error) {
 	return metaOf(fi).Ino != meta.Ino, nil
 }
 
-// recoverLateAppend appends to path whatever was appended to the old
-// inode fh after meta was taken.
-func recoverLateAppend(fh *os.File, path string, meta FileMeta) (string, error) {
-	now, err := StatMeta(fh)
-	if err != nil || now.Size <= meta.Size {
-		return "", err
+// lateAppendGrace is how long the old inode is watched after the rename
+// when the file was seen changing during its migration.
+const lateAppendGrace = 50 * time.Millisecond
+
+// recoverLateAppend appends to path whatever a writer that ignores the lock
+// appended to the old inode fh after meta was taken (an append that
+// started before the rename lands there). With grace > 0 it keeps watching
+// the old inode that long.
+func recoverLateAppend(fh *os.File, path string, meta FileMeta, grace time.Duration) (string, error) {
+	carried := int64(0)
+	deadline := time.Now().Add(grace)
+	for {
+		now, err := StatMeta(fh)
+		if err != nil {
+			return "", err
+		}
+		if n := now.Size - meta.Size - carried; n > 0 {
+			if err := carryOver(fh, path, meta.Size+carried, n, now); err != nil {
+				return "", err
+			}
+			carried += n
+		}
+		if !time.Now().Before(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
-	extra := make([]byte, now.Size-meta.Size)
-	if _, err := fh.ReadAt(extra, meta.Size); err != nil {
-		return "", err
+	if carried == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("carried over %d bytes appended by another writer during the rename", carried), nil
+}
+
+func carryOver(fh *os.File, path string, off, n int64, now FileMeta) error {
+	extra := make([]byte, n)
+	if _, err := fh.ReadAt(extra, off); err != nil {
+		return err
 	}
 	out, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
-		return "", err
+		return err
 	}
 	if _, err := out.Write(extra); err != nil {
 		out.Close()
-		return "", err
+		return err
 	}
 	if err := out.Sync(); err != nil {
 		out.Close()
-		return "", err
+		return err
 	}
 	if err := out.Close(); err != nil {
-		return "", err
+		return err
 	}
 	_ = os.Chtimes(path, now.Atime, now.Mtime)
-	return fmt.Sprintf("carried over %d bytes appended by another writer during the rename", len(extra)), nil
+	return nil
 }
 
 // postCheck validates the temporary file: current v4, same entries.

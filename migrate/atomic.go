@@ -2,6 +2,8 @@ package migrate
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -171,3 +173,46 @@ func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// WriteFileAtomic writes target through the recipe of SPEC.md §2.3: a
+// temporary file in the same directory with meta's permission bits (and
+// owner where possible), filled by write, fsynced, then renamed over target
+// (or, with noReplace, renamed only if target does not exist, else an error
+// wrapping os.ErrExist), the directory fsynced and meta's times set. check,
+// when not nil, runs just before the rename and can veto it. On any error
+// target is untouched and no temporary file is left. It returns the hex
+// SHA-256 of the bytes written.
+func WriteFileAtomic(target string, meta FileMeta, noReplace bool, write func(w io.Writer) error, check func() error) (string, error) {
+	h := sha256.New()
+	tmp, err := writeTempFile(target, meta, func(w io.Writer) error { return write(io.MultiWriter(w, h)) })
+	if err != nil {
+		return "", err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			os.Remove(tmp)
+			return "", err
+		}
+	}
+	if noReplace {
+		if err := moveNoReplace(tmp, target); err != nil {
+			os.Remove(tmp)
+			return "", err
+		}
+		if err := syncDir(filepath.Dir(target)); err != nil {
+			return "", fmt.Errorf("fsync directory %s: %w", filepath.Dir(target), err)
+		}
+		if err := os.Chtimes(target, meta.Atime, meta.Mtime); err != nil {
+			return "", fmt.Errorf("set mtime of %s: %w", target, err)
+		}
+	} else if err := commitTemp(tmp, target, meta); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// MetaOf returns the metadata WriteFileAtomic carries over from fi.
+func MetaOf(fi fs.FileInfo) FileMeta { return metaOf(fi) }
+
+// HashFile returns the hex SHA-256 of the file at path.
+func HashFile(path string) (string, error) { return hashFile(path) }

@@ -82,6 +82,25 @@ func StartRun(base, id string, backup bool) (*RunDir, error) {
 	return &RunDir{ID: id, Dir: dir, Backup: backup, journal: f}, nil
 }
 
+// BackupFile copies the file at path into the run's backup directory
+// (fsynced) and returns the copy's path relative to the run directory.
+func (r *RunDir) BackupFile(path string) (string, error) {
+	src, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	f, rel, err := r.backupWriter(path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(f, src); err != nil {
+		f.Close()
+		return "", fmt.Errorf("back up %s: %w", path, err)
+	}
+	return rel, finishBackup(f)
+}
+
 // backupWriter creates the next backup file and returns it with its path
 // relative to the run directory. The caller writes the original into it and
 // then calls finishBackup.

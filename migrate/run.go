@@ -90,28 +90,41 @@ type Summary struct {
 	TempsRemoved int            `json:"stale_temp_files_removed"`
 }
 
-type headerInfo struct {
-	id string
-}
-
-// index resolves parentSession paths (SPEC.md §2.1).
-type index struct {
+// ParentIndex resolves parentSession paths to session ids by the rules of
+// SPEC.md §2.1, among the session files it was told about. Build it with Add
+// for every scanned file before resolving; it is then safe for concurrent
+// Resolve calls.
+type ParentIndex struct {
 	byBase map[string]map[string]bool // file name → session ids
 }
 
-func (ix *index) resolve(parentPath string) (string, bool) {
-	// (1) the header of the file at that path
-	if id, ok := readHeaderID(parentPath); ok {
+// NewParentIndex returns an empty index.
+func NewParentIndex() *ParentIndex {
+	return &ParentIndex{byBase: map[string]map[string]bool{}}
+}
+
+// Add records that the file at path holds session id.
+func (ix *ParentIndex) Add(path, id string) {
+	base := filepath.Base(path)
+	if ix.byBase[base] == nil {
+		ix.byBase[base] = map[string]bool{}
+	}
+	ix.byBase[base][id] = true
+}
+
+// Resolve returns the session id of the parent at parentPath: (1) the id
+// in the header of the file at that path, (2) the id of the one scanned
+// session whose file name matches, (3) the id in a <ts>_<id>.jsonl name.
+func (ix *ParentIndex) Resolve(parentPath string) (string, bool) {
+	if id, ok := ReadHeaderID(parentPath); ok {
 		return id, true
 	}
 	base := filepath.Base(parentPath)
-	// (2) a scanned session whose file name matches
 	if ids := ix.byBase[base]; len(ids) == 1 {
 		for id := range ids {
 			return id, true
 		}
 	}
-	// (3) the id in a <ts>_<id>.jsonl file name
 	if name, ok := strings.CutSuffix(base, ".jsonl"); ok {
 		if _, id, ok := strings.Cut(name, "_"); ok && id != "" {
 			return id, true
@@ -133,8 +146,9 @@ func (h *headerVisitor) Record(r *ingest.Record) error {
 }
 func (h *headerVisitor) Issue(ingest.Issue) {}
 
-// readHeaderID reads the session id from the header of the file at path.
-func readHeaderID(path string) (string, bool) {
+// ReadHeaderID reads the session id from the header (first record) of the
+// session file at path; ok is false when there is none.
+func ReadHeaderID(path string) (string, bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", false
@@ -167,15 +181,11 @@ func Run(ctx context.Context, opts Options, emit func(FileResult) error) (Summar
 		issue *ingest.PathIssue
 	}
 	var items []item
-	ix := &index{byBase: map[string]map[string]bool{}}
+	ix := NewParentIndex()
 	err := ingest.Discover(ctx, opts.Roots, func(f ingest.File) error {
 		items = append(items, item{file: f})
-		if id, ok := readHeaderID(f.Path); ok {
-			base := filepath.Base(f.Path)
-			if ix.byBase[base] == nil {
-				ix.byBase[base] = map[string]bool{}
-			}
-			ix.byBase[base][id] = true
+		if id, ok := ReadHeaderID(f.Path); ok {
+			ix.Add(f.Path, id)
 		}
 		return nil
 	}, func(pi ingest.PathIssue) { items = append(items, item{issue: &pi}) })
@@ -254,7 +264,7 @@ func Run(ctx context.Context, opts Options, emit func(FileResult) error) (Summar
 
 type migrator struct {
 	opts Options
-	ix   *index
+	ix   *ParentIndex
 	run  *RunDir
 	mu   sync.Mutex
 }
@@ -265,7 +275,7 @@ const maxAttempts = 3
 
 func (m *migrator) file(ctx context.Context, f ingest.File) FileResult {
 	res := FileResult{Path: f.Path, Source: f.Source, Size: f.Size}
-	popts := PlanOptions{Repair: m.opts.Repair, KeepUnresolvedParent: m.opts.KeepUnresolvedParent, ResolveParent: m.ix.resolve}
+	popts := PlanOptions{Repair: m.opts.Repair, KeepUnresolvedParent: m.opts.KeepUnresolvedParent, ResolveParent: m.ix.Resolve}
 	if m.opts.DryRun {
 		fh, err := os.Open(f.Path)
 		if err != nil {

@@ -4,6 +4,7 @@ package pipeline
 
 import (
 	"context"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -55,32 +56,52 @@ func Ordered[T, R any](ctx context.Context, workers, window int,
 			}
 		})
 	})
-	wg, wctx := errgroup.WithContext(ctx)
+	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
-		wg.Go(func() error {
-			for j := range jobs {
-				r, err := work(wctx, w, j.item)
+		wg.Add(1)
+		g.Go(func() error {
+			defer wg.Done()
+			for {
+				var j job
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case jj, ok := <-jobs:
+					if !ok {
+						return nil
+					}
+					j = jj
+				}
+				r, err := work(ctx, w, j.item)
 				if err != nil {
 					return err
 				}
 				select {
 				case results <- result{j.seq, r}:
-				case <-wctx.Done():
-					return wctx.Err()
+				case <-ctx.Done():
+					return ctx.Err()
 				}
 			}
-			return nil
 		})
 	}
-	g.Go(func() error {
-		err := wg.Wait()
+	go func() {
+		wg.Wait()
 		close(results)
-		return err
-	})
+	}()
 	g.Go(func() error {
 		pending := map[int]R{}
 		next := 0
-		for res := range results {
+		for {
+			var res result
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case rr, ok := <-results:
+				if !ok {
+					return nil
+				}
+				res = rr
+			}
 			pending[res.seq] = res.r
 			for {
 				r, ok := pending[next]
@@ -95,7 +116,6 @@ func Ordered[T, R any](ctx context.Context, workers, window int,
 				}
 			}
 		}
-		return nil
 	})
 	return g.Wait()
 }

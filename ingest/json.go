@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -145,19 +146,23 @@ func skipString(buf []byte, i int) (int, bool, *SyntaxError) {
 	n := len(buf)
 	esc := false
 	for {
-		// Eight bytes at a time: stop at a word holding '"', '\\' or a byte < 0x20.
+		// Eight bytes at a time: find the first '"', '\\' or byte < 0x20.
+		// The lowest set bit of the SWAR mask is exact (borrows only
+		// disturb the bytes above the first match).
 		for i+8 <= n {
 			w := binary.LittleEndian.Uint64(buf[i:])
 			q := w ^ quo8
 			b := w ^ bsl8
-			if ((q-lo8)&^q|(b-lo8)&^b|(w-sp8)&^w)&hi8 != 0 {
-				break
+			if m := ((q-lo8)&^q | (b-lo8)&^b | (w-sp8)&^w) & hi8; m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				goto special
 			}
 			i += 8
 		}
 		for i < n && !strSpecial[buf[i]] {
 			i++
 		}
+	special:
 		if i >= n {
 			return n, esc, &SyntaxError{Offset: start, Msg: "unterminated string", Incomplete: true}
 		}

@@ -64,7 +64,7 @@ func Run(ctx context.Context, opts Options, emit func(FileResult) error) (Summar
 	for i := range ws {
 		ws[i] = worker{rd: &ingest.Reader{MaxDepth: 1}, ck: NewChecker()}
 	}
-	err := pipeline.Ordered(ctx, workers, workers*16,
+	err := pipeline.Ordered(ctx, workers, workers*256,
 		func(ctx context.Context, yield func(item) error) error {
 			var yerr error
 			err := ingest.Discover(ctx, opts.Roots,

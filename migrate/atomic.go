@@ -155,11 +155,8 @@ func CleanStaleTemps(dir string) ([]string, error) {
 		if err != nil || pid <= 0 {
 			continue
 		}
-		if pid != os.Getpid() && processAlive(pid) {
-			continue
-		}
-		if pid == os.Getpid() {
-			continue // ours, in use by another worker
+		if pid == os.Getpid() || processAlive(pid) {
+			continue // in use: ours (another worker) or a running process's
 		}
 		p := filepath.Join(dir, name)
 		if err := os.Remove(p); err == nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -37,6 +38,14 @@ expected usage totals. The same --seed and options give byte-identical output.
 			size, err := parseSize(opts.Size)
 			if err != nil {
 				return usageError{err}
+			}
+			// The same home asked for again: keep it (generation is deterministic).
+			if m, err := synth.LoadManifest(filepath.Join(opts.Out, "manifest.json")); err == nil &&
+				m.Seed == opts.Seed && m.Sessions == opts.Sessions && m.Size == size {
+				if !opts.Quiet {
+					fmt.Fprintf(ios.Out, "%s already holds this home (%d session files, %s); nothing to do\n", opts.Out, len(m.Files), humanBytes(m.Bytes))
+				}
+				return nil
 			}
 			m, err := synth.Generate(cmd.Context(), synth.Options{Out: opts.Out, Sessions: opts.Sessions, Seed: opts.Seed, Size: size, Workers: opts.Workers})
 			if err != nil {

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runCLI runs the command in-process and returns exit code, stdout, stderr.
+func runCLI(t *testing.T, home string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	ios := &IO{In: strings.NewReader(""), Out: &out, ErrOut: &errb, Now: func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) }, Home: home}
+	code := runWith(context.Background(), ios, args)
+	return code, out.String(), errb.String()
+}
+
+func TestValidateJSONLines(t *testing.T) {
+	code, out, _ := runCLI(t, t.TempDir(), "validate", "--json", "../../testdata/cases/c01-torn-final-record", "../../testdata/cases/c02-final-record-without-newline")
+	if code != ExitFailed {
+		t.Fatalf("exit %d, want 1 (a torn file)", code)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines:\n%s", len(lines), out)
+	}
+	var v struct {
+		Path          string `json:"path"`
+		Source        string `json:"source"`
+		Status        string `json:"status"`
+		FormatVersion *int   `json:"format_version"`
+		Issues        []struct {
+			Line     int    `json:"line"`
+			Severity string `json:"severity"`
+			Code     string `json:"code"`
+			Message  string `json:"message"`
+		} `json:"issues"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &v); err != nil {
+		t.Fatal(err)
+	}
+	if !filepath.IsAbs(v.Path) || !strings.HasSuffix(v.Path, "c01-torn-final-record/session.jsonl") {
+		t.Errorf("path %q, want absolute", v.Path)
+	}
+	if v.Status != "torn" || v.FormatVersion == nil || *v.FormatVersion != 3 || v.Source != "custom" {
+		t.Errorf("verdict %+v", v)
+	}
+	if len(v.Issues) != 1 || v.Issues[0].Line != 4 || v.Issues[0].Code != "torn_final_record" || v.Issues[0].Severity != "error" || v.Issues[0].Message == "" {
+		t.Errorf("issues %+v", v.Issues)
+	}
+	var sum struct {
+		Summary struct {
+			Files    int            `json:"files"`
+			ByStatus map[string]int `json:"by_status"`
+			Failed   int            `json:"files_with_errors"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(lines[2]), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Summary.Files != 2 || sum.Summary.ByStatus["torn"] != 1 || sum.Summary.ByStatus["needs_upgrade"] != 1 || sum.Summary.Failed != 1 {
+		t.Errorf("summary %+v", sum.Summary)
+	}
+}
+
+func TestValidateExitCodes(t *testing.T) {
+	ok := "../../testdata/cases/c09-crlf-line-endings"
+	if code, out, _ := runCLI(t, t.TempDir(), "validate", ok); code != ExitOK || !strings.Contains(out, "All 1 files are loadable") {
+		t.Errorf("valid file: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := runCLI(t, t.TempDir(), "validate", "--workers", "0", ok); code != ExitUsage || !strings.Contains(errOut, "--workers") {
+		t.Errorf("--workers 0: exit %d %s", code, errOut)
+	}
+	if code, _, _ := runCLI(t, t.TempDir(), "validate", "--no-such-flag"); code != ExitUsage {
+		t.Errorf("unknown flag: exit %d", code)
+	}
+	if code, _, _ := runCLI(t, t.TempDir(), "no-such-command"); code != ExitUsage {
+		t.Errorf("unknown command: exit %d", code)
+	}
+	code, out, _ := runCLI(t, t.TempDir(), "validate", "../../testdata/cases/c12-corrupt-middle-line")
+	if code != ExitFailed || !strings.Contains(out, "c12-corrupt-middle-line/session.jsonl:3: error corrupt_line") {
+		t.Errorf("corrupt file: exit %d\n%s", code, out)
+	}
+}
+
+// TestValidateDefaultRoots: with no PATH the default roots under the home
+// are used, and the files are only read.
+func TestValidateDefaultRoots(t *testing.T) {
+	home := t.TempDir()
+	src, _ := os.ReadFile("../../testdata/cases/c06-v2-hook-message/session.jsonl")
+	p := filepath.Join(home, ".prime", "agent", "sessions", "s.jsonl")
+	os.MkdirAll(filepath.Dir(p), 0o700)
+	os.WriteFile(p, src, 0o600)
+	st, _ := os.Stat(p)
+	code, out, _ := runCLI(t, home, "validate", "--json")
+	if code != ExitOK || !strings.Contains(out, `"source":"prime"`) || !strings.Contains(out, `"status":"needs_upgrade"`) {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+	st2, _ := os.Stat(p)
+	if !st.ModTime().Equal(st2.ModTime()) {
+		t.Errorf("validate touched the file")
+	}
+}
+
+func TestMigrateCommand(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", filepath.Join(home, "state"))
+	dir := filepath.Join(home, "s")
+	os.MkdirAll(dir, 0o700)
+	for _, c := range []string{"c06-v2-hook-message", "c01-torn-final-record"} {
+		b, _ := os.ReadFile("../../testdata/cases/" + c + "/session.jsonl")
+		os.WriteFile(filepath.Join(dir, c+".jsonl"), b, 0o600)
+	}
+	code, out, _ := runCLI(t, home, "migrate", "--json", dir)
+	if code != ExitFailed {
+		t.Fatalf("exit %d, want 1 (the torn file cannot be upgraded)\n%s", code, out)
+	}
+	if !strings.Contains(out, `"result":"upgraded"`) || !strings.Contains(out, `"result":"skipped","reason":"torn"`) {
+		t.Errorf("results:\n%s", out)
+	}
+	var sum struct {
+		Summary struct {
+			RunID string `json:"run_id"`
+		} `json:"summary"`
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	json.Unmarshal([]byte(lines[len(lines)-1]), &sum)
+	if sum.Summary.RunID == "" {
+		t.Fatalf("no run id in %s", lines[len(lines)-1])
+	}
+	if code, out, _ := runCLI(t, home, "migrate", "--undo", sum.Summary.RunID); code != ExitOK || !strings.Contains(out, "restored") {
+		t.Errorf("undo: exit %d\n%s", code, out)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "c06-v2-hook-message.jsonl"))
+	if !bytes.Contains(b, []byte(`"role":"hookMessage"`)) {
+		t.Errorf("undo did not restore the original")
+	}
+	if code, _, _ := runCLI(t, home, "migrate", "--undo", "no-such-run"); code != ExitUsage {
+		t.Errorf("undo of an unknown run: exit %d", code)
+	}
+}

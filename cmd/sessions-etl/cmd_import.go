@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessions-etl/sessions-etl/importer"
+	"github.com/sessions-etl/sessions-etl/migrate"
+)
+
+func init() { registerCommand(newImportCmd) }
+
+type importOptions struct {
+	*globalOptions
+	To                   string
+	Flat                 bool
+	DryRun               bool
+	Undo                 string
+	LockWait             time.Duration
+	BackupDir            string
+	Repair               bool
+	KeepUnresolvedParent bool
+	Verbose              bool
+}
+
+func newImportCmd(ios *IO, g *globalOptions) *cobra.Command {
+	opts := &importOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "import [SOURCE...] [--to DIR]",
+		Short: "Copy legacy pi and Prime sessions into an Atomic v4 store, upgrading the copies (sources untouched)",
+		Long: `import copies sessions into an Atomic store (SPEC.md §2.5), upgrading each copy to
+format v4 on the way; the source files are only read, never modified or locked.
+
+SOURCEs default to the pi and Prime roots (~/.pi/agent/sessions, ~/.pi/agent/*.jsonl,
+~/.prime/agent/sessions); the store defaults to ~/.atomic/agent/sessions. Copies go to
+--<encoded cwd>--/<ts>_<id>.jsonl under the store (one flat directory with --flat),
+through a temporary file, fsync, rename and directory fsync, with the source's
+permission bits and modification time. The session id is kept, and sessions already
+in the store are found by id, whatever their file names.
+
+Results per source file:
+  imported          copied into the store as a new v4 file
+  already_imported  the store holds the session with the same entries (or more)
+  updated           the store's copy was replaced: the source grew since it was imported,
+                    or the store held the same entries in an older format (upgraded in place)
+  conflict          the store, or another source, holds the id with different entries
+  duplicate         the same session, imported from another source file
+  skipped           not importable (torn, corrupt, future version, not a session, …)
+  failed            an error stopped the copy; the store is unchanged for it
+
+Every file created or replaced is journaled in a run directory (replaced files are
+backed up there first); "import --undo RUN" removes the files the run created (if
+unchanged since) and restores the ones it replaced.
+
+Exit status: 0 when every session is in the store (empty files are fine); 1 when any
+file is a conflict, failed, or skipped for an error; 2 on usage errors.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Undo != "" {
+				if len(args) > 0 {
+					return usagef("--undo takes no SOURCE arguments")
+				}
+				return runImportUndo(cmd, ios, opts)
+			}
+			return runImport(cmd, ios, opts, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.To, "to", "", "the Atomic store to import into (default ~/.atomic/agent/sessions)")
+	f.BoolVar(&opts.Flat, "flat", false, "write every session directly into the store directory, not into per-cwd directories")
+	f.BoolVar(&opts.DryRun, "dry-run", false, "read, compare and plan, print what would happen, write nothing")
+	f.StringVar(&opts.Undo, "undo", "", "take back the import run `RUN` (a run id or run directory)")
+	f.DurationVar(&opts.LockWait, "lock-wait", 0, "how long to wait for the agent's lock on a store file being replaced (e.g. 30s)")
+	f.StringVar(&opts.BackupDir, "backup-dir", "", "where run directories (journal, backups) go (default: the state directory's runs/)")
+	f.BoolVar(&opts.Repair, "repair", false, "repair concatenated records, a torn final fragment and a leading BOM in the copy (never in the source)")
+	f.BoolVar(&opts.KeepUnresolvedParent, "keep-unresolved-parent", false, "import forks whose parent cannot be found, keeping the parentSession path")
+	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "list every file, not only problems and updates")
+	return cmd
+}
+
+func runsDir(ios *IO, backupDir string) string {
+	if backupDir != "" {
+		return backupDir
+	}
+	return filepath.Join(stateDir(ios), "runs")
+}
+
+func runImport(cmd *cobra.Command, ios *IO, opts *importOptions, args []string) error {
+	if ios.Home == "" && (len(args) == 0 || opts.To == "") {
+		return usagef("no home directory: give SOURCE paths and --to DIR")
+	}
+	var opt importer.Options
+	if len(args) > 0 {
+		rts, err := roots(ios, args)
+		if err != nil {
+			return err
+		}
+		opt.Sources = rts
+	} else {
+		opt.Sources = importer.DefaultSources(ios.Home)
+	}
+	opt.Target = opts.To
+	if opt.Target == "" {
+		opt.Target = importer.DefaultTarget(ios.Home)
+	}
+	opt.Flat, opt.Workers, opt.DryRun = opts.Flat, opts.Workers, opts.DryRun
+	opt.RunsDir, opt.StateDir, opt.LockWait = runsDir(ios, opts.BackupDir), stateDir(ios), opts.LockWait
+	opt.Repair, opt.KeepUnresolvedParent, opt.Now = opts.Repair, opts.KeepUnresolvedParent, ios.Now
+
+	out := bufio.NewWriter(ios.Out)
+	defer out.Flush()
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	bar := newProgress(ios, opts.globalOptions, "importing")
+	opt.Progress = bar.Add
+	sum, err := importer.Run(cmd.Context(), opt, func(r importer.Result) error {
+		if opts.JSON {
+			return enc.Encode(r)
+		}
+		if showImportResult(r, opts) {
+			printImportResult(out, r, opts.Verbose || opts.DryRun)
+		}
+		return nil
+	})
+	bar.Done()
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if err := enc.Encode(map[string]any{"summary": sum}); err != nil {
+			return err
+		}
+	} else {
+		printImportSummary(out, sum)
+	}
+	if sum.Failed > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+// showImportResult: problems and replacements always; new copies in a dry
+// run; everything with --verbose.
+func showImportResult(r importer.Result, opts *importOptions) bool {
+	switch {
+	case opts.Verbose:
+		return true
+	case r.Failed(), r.Result == importer.ResultUpdated:
+		return true
+	case r.Result == importer.ResultImported:
+		return opts.DryRun
+	}
+	return false
+}
+
+func printImportResult(w *bufio.Writer, r importer.Result, details bool) {
+	line := fmt.Sprintf("%-16s %s", r.Result, r.Path)
+	if r.Target != "" && (r.Result == importer.ResultImported || r.Result == importer.ResultUpdated || details) {
+		line += " → " + r.Target
+	}
+	reason := r.Reason
+	if r.Detail != "" {
+		if reason != "" {
+			reason += ": "
+		}
+		reason += r.Detail
+	}
+	if reason != "" {
+		line += " (" + reason + ")"
+	}
+	fmt.Fprintln(w, line)
+	if details {
+		for _, c := range r.Repairs {
+			fmt.Fprintf(w, "    line %d: repair: %s\n", c.Line, c.What)
+		}
+		for _, c := range r.Changes {
+			fmt.Fprintf(w, "    line %d: %s\n", c.Line, c.What)
+		}
+	}
+	for _, c := range r.Notes {
+		if c.Line > 0 {
+			fmt.Fprintf(w, "    line %d: note: %s\n", c.Line, c.What)
+		} else {
+			fmt.Fprintf(w, "    note: %s\n", c.What)
+		}
+	}
+}
+
+var importResultOrder = []string{importer.ResultImported, importer.ResultUpdated, importer.ResultAlreadyImported,
+	importer.ResultDuplicate, importer.ResultConflict, importer.ResultSkipped, importer.ResultFailed}
+
+func printImportSummary(w *bufio.Writer, sum importer.Summary) {
+	verb := "Imported"
+	if sum.DryRun {
+		verb = "Planned (dry run, nothing written)"
+	}
+	fmt.Fprintf(w, "\n%s %d source files (%s) into %s in %.1fs:\n", verb, sum.Files, humanBytes(sum.Bytes), sum.Target, sum.Elapsed.Seconds())
+	for _, src := range sum.Sources() {
+		var parts []string
+		for _, k := range importResultOrder {
+			if n := sum.BySource[src][k]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, k))
+			}
+		}
+		fmt.Fprintf(w, "  %-7s %s\n", src, strings.Join(parts, ", "))
+	}
+	if sum.RunDir != "" {
+		fmt.Fprintf(w, "Journal: %s\nUndo with: sessions-etl import --undo %s\n", sum.RunDir, sum.RunID)
+	}
+	if sum.TempsRemoved > 0 {
+		fmt.Fprintf(w, "Removed %d stale temporary files left by an interrupted run.\n", sum.TempsRemoved)
+	}
+	if sum.Failed > 0 {
+		fmt.Fprintf(w, "%d files could not be imported (see above).\n", sum.Failed)
+	}
+}
+
+func runImportUndo(cmd *cobra.Command, ios *IO, opts *importOptions) error {
+	dir, err := migrate.ResolveRun(runsDir(ios, opts.BackupDir), opts.Undo)
+	if err != nil {
+		return usageError{err}
+	}
+	out := bufio.NewWriter(ios.Out)
+	defer out.Flush()
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	counts := map[string]int{}
+	problems, dirs := 0, 0
+	err = importer.Undo(cmd.Context(), dir, migrate.UndoOptions{StateDir: stateDir(ios), LockWait: opts.LockWait}, func(r migrate.UndoResult) error {
+		if r.Op == importer.OpMkdir {
+			dirs++
+		} else {
+			counts[r.Result]++
+		}
+		if r.Result == migrate.UndoFailed || r.Result == migrate.UndoChanged {
+			problems++
+		}
+		if opts.JSON {
+			return enc.Encode(r)
+		}
+		if r.Op == importer.OpMkdir && !opts.Verbose {
+			return nil
+		}
+		if r.Detail != "" {
+			fmt.Fprintf(out, "%-16s %s (%s)\n", r.Result, r.Path, r.Detail)
+		} else {
+			fmt.Fprintf(out, "%-16s %s\n", r.Result, r.Path)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if err := enc.Encode(map[string]any{"summary": map[string]any{"run_dir": dir, "by_result": counts, "directories_removed": dirs}}); err != nil {
+			return err
+		}
+	} else {
+		var parts []string
+		for _, k := range []string{migrate.UndoRemoved, migrate.UndoRestored, migrate.UndoAlready, migrate.UndoChanged, migrate.UndoFailed} {
+			if n := counts[k]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, k))
+			}
+		}
+		if dirs > 0 {
+			parts = append(parts, fmt.Sprintf("%d empty directories removed", dirs))
+		}
+		fmt.Fprintf(out, "\nUndo of %s: %s\n", dir, strings.Join(parts, ", "))
+	}
+	if problems > 0 {
+		return errFailed
+	}
+	return nil
+}

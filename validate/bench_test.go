@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/synth"
 )
 
 // benchSession builds a realistic ~size-byte v3 session in memory: user
@@ -81,3 +83,27 @@ type visitNone struct{}
 
 func (visitNone) Record(*ingest.Record) error { return nil }
 func (visitNone) Issue(ingest.Issue)          {}
+
+// BenchmarkValidateSynth validates the files of a small generated home
+// (realistic tool output, escapes every ~12 bytes), one worker.
+func BenchmarkValidateSynth(b *testing.B) {
+	home := filepath.Join(b.TempDir(), "home")
+	m, err := synth.Generate(context.Background(), synth.Options{Out: home, Sessions: 40, Seed: 3})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var paths []string
+	for _, f := range m.Files {
+		paths = append(paths, filepath.Join(home, f.Path))
+	}
+	c := NewChecker()
+	r := ingest.Reader{MaxDepth: 1}
+	b.SetBytes(m.Bytes)
+	for b.Loop() {
+		for _, p := range paths {
+			if _, err := File(context.Background(), &r, c, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

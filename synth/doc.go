@@ -43,7 +43,8 @@
 // usage, and one child_usage record per child_usage_attributed entry. A
 // record's identity is its entry id and entry timestamp (v1 entries without
 // an id: entry timestamp, message timestamp and usage). Within the files
-// that are counted (not not_session, future_version, unrecognized_version
+// that are counted (not not_session — except BOM files, which export reads
+// with the BOM dropped (SPEC.md §1.5) — future_version, unrecognized_version
 // or empty), files are taken in order of header instant, ties broken by more
 // entries first and then by path; the first occurrence of an identity is
 // counted, later ones are copies. Complete records of torn and corrupt

@@ -408,7 +408,9 @@ func (g *famGen) render(s *sess, fs *fileSpec, rel string, nLines int) (*fileOut
 		code("unrecognized_version")
 	case dBOM:
 		out[0].b = append([]byte("\xef\xbb\xbf"), out[0].b...)
-		f.Status, fo.countable = "not_session", false
+		// SPEC.md §1.5: a BOM file is not loadable, but export and report
+		// read it with the BOM dropped, so its records count.
+		f.Status = "not_session"
 		code("bom")
 	case dEmpty:
 		out = out[:0]

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"sort"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessions-etl/sessions-etl/export"
+	"github.com/sessions-etl/sessions-etl/pricing"
+)
+
+func init() { registerCommand(newExportCmd) }
+
+type exportOptions struct {
+	*globalOptions
+	Parquet   string
+	DuckDB    string
+	NoContent bool
+	WithRaw   bool
+	Cost      string
+	Pricing   string
+}
+
+func newExportCmd(ios *IO, g *globalOptions) *cobra.Command {
+	opts := &exportOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "export [PATH...] --parquet DIR --duckdb FILE",
+		Short: "Export every session, entry, content block and billed token to Parquet and/or DuckDB",
+		Long: `export loads the session files into the tables of SPEC.md §3 (files, sessions,
+entries, content_blocks, usage, ingest_issues): as Parquet datasets (one
+directory per table under --parquet DIR, zstd) and/or a DuckDB database
+(--duckdb FILE, with the views of queries/views.sql). At least one of the two
+is required.
+
+Exports are incremental: a file whose path, size, mtime and inode are those of
+the last export is not read again; the rows of a changed file are replaced,
+those of a deleted file removed. The database changes in one transaction and
+each Parquet dataset is swapped in whole, so a failed run leaves the previous
+export intact. Without --duckdb the state is kept in DIR/_state.duckdb.
+
+Usage copied by forks and duplicated files is counted once (usage.counted,
+SPEC.md §4). Costs: --cost auto uses the recorded cost when present and
+non-zero for non-zero tokens, else the price table; recorded and calculate use
+only one of them; records without a cost are "unpriced" (NULL, never $0).
+
+Exit status: 0 when every file was exported, 1 when some files were rejected
+(not a session, unknown version, unreadable: listed in ingest_issues) or the
+export failed, 2 on usage errors.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Parquet == "" && opts.DuckDB == "" {
+				return usagef("export needs --parquet DIR, --duckdb FILE or both")
+			}
+			if _, err := export.ParseCostMode(opts.Cost); err != nil {
+				return usageError{err}
+			}
+			return runExport(cmd, ios, opts, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Parquet, "parquet", "", "directory of the Parquet datasets (one directory per table)")
+	f.StringVar(&opts.DuckDB, "duckdb", "", "DuckDB database file to write")
+	f.BoolVar(&opts.NoContent, "no-content", false, "leave out message text and tool arguments (sizes and counts stay)")
+	f.BoolVar(&opts.WithRaw, "with-raw", false, "keep every record's JSON in entries.raw_json")
+	f.StringVar(&opts.Cost, "cost", "auto", "cost columns: auto, recorded or calculate")
+	f.StringVar(&opts.Pricing, "pricing", "", "price table file replacing the bundled one (same format)")
+	return cmd
+}
+
+func runExport(cmd *cobra.Command, ios *IO, opts *exportOptions, args []string) error {
+	rts, err := roots(ios, args)
+	if err != nil {
+		return err
+	}
+	mode, _ := export.ParseCostMode(opts.Cost)
+	eo := export.Options{Roots: rts, Workers: opts.Workers, DuckDBPath: opts.DuckDB, ParquetDir: opts.Parquet,
+		NoContent: opts.NoContent, WithRaw: opts.WithRaw, CostMode: mode}
+	if opts.Pricing != "" {
+		t, err := pricing.Load(opts.Pricing)
+		if err != nil {
+			return usageError{err}
+		}
+		raw, err := os.ReadFile(opts.Pricing)
+		if err != nil {
+			return usageError{err}
+		}
+		sum := sha256.Sum256(raw)
+		eo.Prices, eo.PricingID = t, "file:"+hex.EncodeToString(sum[:])
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// Collect Go garbage before the heap outgrows what DuckDB and the
+		// Parquet writers need next to it (a soft limit: never an OOM).
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(exportGoMemoryLimit))
+	}
+	pr := &phaseProgress{ios: ios, g: opts.globalOptions}
+	eo.Progress = pr
+	sum, err := export.Run(cmd.Context(), eo)
+	pr.done()
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriter(ios.Out)
+	defer out.Flush()
+	if opts.JSON {
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(map[string]any{"summary": sum}); err != nil {
+			return err
+		}
+	} else if !opts.Quiet {
+		printExportSummary(out, sum)
+	}
+	if sum.Rejected > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+// exportGoMemoryLimit is the Go heap's soft limit during an export, unless
+// GOMEMLIMIT says otherwise.
+const exportGoMemoryLimit = 192 << 20
+
+func printExportSummary(w *bufio.Writer, sum export.Summary) {
+	fmt.Fprintf(w, "Exported %d files in %.1fs: %d read (%s), %d unchanged, %d removed since the last export\n",
+		sum.Files, float64(sum.ElapsedMS)/1000, sum.Read, humanBytes(sum.BytesRead), sum.Unchanged, sum.Removed)
+	if sum.DuckDBPath != "" {
+		fmt.Fprintf(w, "DuckDB:  %s\n", sum.DuckDBPath)
+	}
+	if sum.ParquetDir != "" {
+		written := "unchanged"
+		if len(sum.ParquetTables) > 0 {
+			written = fmt.Sprintf("%d datasets written", len(sum.ParquetTables))
+		}
+		fmt.Fprintf(w, "Parquet: %s (%s)\n", sum.ParquetDir, written)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  %-16s %12s %12s %12s %12s\n", "table", "rows", "added", "removed", "updated")
+	for _, t := range sum.Tables {
+		fmt.Fprintf(w, "  %-16s %12d %12d %12d %12d\n", t.Table, t.Rows, t.Added, t.Removed, t.Updated)
+	}
+	var sts []string
+	for s := range sum.ByStatus {
+		sts = append(sts, s)
+	}
+	sort.Strings(sts)
+	fmt.Fprint(w, "\nfiles by status:")
+	for _, s := range sts {
+		fmt.Fprintf(w, " %s %d", s, sum.ByStatus[s])
+	}
+	fmt.Fprintln(w)
+	if sum.Rejected > 0 {
+		fmt.Fprintf(w, "\n%d files were not exported (not a session, unknown version or unreadable): see the ingest_issues table.\n", sum.Rejected)
+	}
+}
+
+// phaseProgress shows one progress bar per export phase on stderr (only on
+// a terminal, never under --quiet or --json).
+type phaseProgress struct {
+	ios *IO
+	g   *globalOptions
+	mu  sync.Mutex
+	bar *progress
+}
+
+func (p *phaseProgress) Phase(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		p.bar.Done()
+	}
+	if p.g.JSON {
+		p.bar = &progress{}
+		return
+	}
+	p.bar = newProgress(p.ios, p.g, name)
+}
+
+func (p *phaseProgress) Add(n int64) {
+	p.mu.Lock()
+	bar := p.bar
+	p.mu.Unlock()
+	if bar != nil {
+		bar.Add(n)
+	}
+}
+
+func (p *phaseProgress) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		p.bar.Done()
+		p.bar = nil
+	}
+}

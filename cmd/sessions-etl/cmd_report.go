@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessions-etl/sessions-etl/export"
+	"github.com/sessions-etl/sessions-etl/pricing"
+	"github.com/sessions-etl/sessions-etl/report"
+)
+
+func init() { registerCommand(newReportCmd) }
+
+type reportOptions struct {
+	*globalOptions
+	DB        string
+	NoRefresh bool
+	Since     string
+	Until     string
+	TZ        string
+	Source    string
+	Project   string
+	Model     string
+	Breakdown bool
+	CSV       bool
+	MD        bool
+	Cost      string
+	Pricing   string
+}
+
+var reportShort = map[report.Kind]string{
+	report.Daily:    "Usage and cost per day",
+	report.Weekly:   "Usage and cost per ISO week (Monday to Sunday)",
+	report.Monthly:  "Usage and cost per month",
+	report.Session:  "Usage and cost per session",
+	report.Project:  "Usage and cost per project (last element of the session's cwd)",
+	report.Model:    "Usage and cost per provider and model",
+	report.Provider: "Usage and cost per provider",
+	report.Tools:    "Tool calls per tool name: results, error rate, output bytes",
+}
+
+var reportJSONNote = map[report.Kind]string{
+	report.Daily:    `--json: {"daily": [{"date": "YYYY-MM-DD", inputTokens, …, totalCost, modelsUsed, modelBreakdowns}], "totals", "unpriced", "report"} (ccusage's daily shape).`,
+	report.Weekly:   `--json: {"weekly": [{"period": the Monday, "week": "YYYY-Www", …}], "totals", …} (ccusage's weekly shape).`,
+	report.Monthly:  `--json: {"monthly": [{"month": "YYYY-MM", …}], "totals", …} (ccusage's monthly shape).`,
+	report.Session:  `--json: {"sessions": [{"sessionId", …, "firstActivity", "lastActivity", "projectPath", "project", "source", "name", "parentSessionId"}], "totals", …} (ccusage's session shape).`,
+	report.Project:  `--json: {"projects": [{"project", "sessions", inputTokens, …}], "totals", …}.`,
+	report.Model:    `--json: {"models": [{"provider", "modelName", inputTokens, …}], "totals", …}.`,
+	report.Provider: `--json: {"providers": [{"provider", inputTokens, …, modelBreakdowns}], "totals", …}.`,
+	report.Tools: `A call is a toolCall block of an assistant message; its result is the toolResult with the same
+tool call id in the same file. Calls copied into forks are counted once.
+--json: {"tools": [{"toolName", "calls", "results", "errors", "errorRate", "outputBytes", "modelBreakdowns"}], "totals"}.`,
+}
+
+func newReportCmd(ios *IO, g *globalOptions) *cobra.Command {
+	opts := &reportOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "report daily|weekly|monthly|session|project|model|provider|tools [PATH...]",
+		Short: "Usage and cost reports: forks counted once, every billed kind, real prices",
+		Long: `report answers "what did my agents cost, per day, week, month, session, project,
+model, provider" and "which tools did they call" (SPEC.md §4, §5).
+
+It needs no set-up: the session files (the default roots, or the PATHs given)
+are first ingested incrementally into a DuckDB database in the user's cache
+directory (--db to choose another); unchanged files are not read again, so a
+second report answers at once. Reports over other PATHs use a database of
+their own (sessions-<hash>.duckdb), so they never disturb each other.
+
+Usage copied into forks, backups or the same session under two roots is
+counted once, in the session where it first appeared. Every billed record
+counts: assistant messages, tool results, compaction and branch summaries,
+session summaries and Prime's child usage, on abandoned branches too.
+
+Days, ISO weeks and months are taken from each record's instant in --tz
+(default: the local zone, honouring TZ); --since and --until are inclusive
+days in that zone (YYYY-MM-DD or YYYYMMDD).
+
+Cost: --cost auto (default) uses the recorded cost when present and non-zero
+for non-zero tokens, else the price table; recorded and calculate use only
+one. --pricing FILE replaces the bundled price table. Usage with no cost is
+"unpriced": its tokens count, it is listed by model under every report, it
+is never shown as $0, and totals that include it say so ("+ unpriced"; in
+JSON "costIncomplete": true, and totalCost null when nothing is priced).
+
+Filters: --source pi|atomic|prime|custom; --project NAME (the project name or
+the full cwd, exact); --model TEXT (case-insensitive substring of the model
+or provider/model: "sonnet", "openai/").
+
+Output: an aligned table with a totals row; --md a Markdown table; --csv one
+line per row (per row and model with --breakdown); --json the shape of
+ccusage's JSON (daily / weekly / monthly / sessions arrays with inputTokens,
+outputTokens, cacheCreationTokens, cacheReadTokens, totalTokens, totalCost,
+modelsUsed, modelBreakdowns, and totals) plus our fields. --breakdown adds a
+line per model under each row.
+
+Exit status: 0 on success, 1 when some files could not be read (not a
+session, unknown version, unreadable; the report still covers the others) or
+the report failed, 2 on usage errors.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usagef("report needs a kind: daily, weekly, monthly, session, project, model, provider or tools")
+		},
+	}
+	f := cmd.PersistentFlags()
+	f.StringVar(&opts.DB, "db", "", "DuckDB database to refresh and report from (default: one in the user's cache directory)")
+	f.BoolVar(&opts.NoRefresh, "no-refresh", false, "report on the database as it is, without reading the session files")
+	f.StringVar(&opts.Since, "since", "", "first day, inclusive, in --tz (YYYY-MM-DD or YYYYMMDD)")
+	f.StringVar(&opts.Until, "until", "", "last day, inclusive, in --tz (YYYY-MM-DD or YYYYMMDD)")
+	f.StringVar(&opts.TZ, "tz", "", "IANA time zone for days, weeks and months (default: local, honouring TZ)")
+	f.StringVar(&opts.Source, "source", "", "only usage from pi, atomic, prime or custom files")
+	f.StringVar(&opts.Project, "project", "", "only this project (name or full cwd)")
+	f.StringVar(&opts.Model, "model", "", "only models whose id or provider/id contains this (case-insensitive)")
+	f.BoolVar(&opts.Breakdown, "breakdown", false, "a line per model under each row")
+	f.BoolVar(&opts.CSV, "csv", false, "CSV output")
+	f.BoolVar(&opts.MD, "md", false, "Markdown table output")
+	f.StringVar(&opts.Cost, "cost", "auto", "auto, recorded or calculate")
+	f.StringVar(&opts.Pricing, "pricing", "", "price table file replacing the bundled one (format: package pricing)")
+	for _, k := range report.Kinds {
+		kind := k
+		cmd.AddCommand(&cobra.Command{
+			Use:   string(kind) + " [PATH...]",
+			Short: reportShort[kind],
+			Long: reportShort[kind] + ".\n\n" + reportJSONNote[kind] +
+				"\n\nSee 'sessions-etl report --help' for what is counted, time zones, costs and filters.",
+			RunE: func(cmd *cobra.Command, args []string) error {
+				ro, err := reportRunOptions(ios, opts, kind, args)
+				if err != nil {
+					return err
+				}
+				return runReport(cmd, ios, opts, ro)
+			},
+		})
+	}
+	return cmd
+}
+
+// reportRunOptions checks the flags and turns them into report.Options.
+func reportRunOptions(ios *IO, opts *reportOptions, kind report.Kind, args []string) (report.Options, error) {
+	ro := report.Options{Kind: kind, Workers: opts.Workers, NoRefresh: opts.NoRefresh, Source: opts.Source,
+		Project: opts.Project, Model: opts.Model}
+	n := 0
+	for _, b := range []bool{opts.JSON, opts.CSV, opts.MD} {
+		if b {
+			n++
+		}
+	}
+	if n > 1 {
+		return ro, usagef("--json, --csv and --md exclude each other")
+	}
+	mode, err := export.ParseCostMode(opts.Cost)
+	if err != nil {
+		return ro, usageError{err}
+	}
+	ro.CostMode = mode
+	for _, d := range []struct {
+		flag, val string
+		dst       *time.Time
+	}{{"--since", opts.Since, &ro.Since}, {"--until", opts.Until, &ro.Until}} {
+		if d.val == "" {
+			continue
+		}
+		if *d.dst, err = report.ParseDate(d.val); err != nil {
+			return ro, usagef("%s: %v", d.flag, err)
+		}
+	}
+	if !ro.Since.IsZero() && !ro.Until.IsZero() && ro.Until.Before(ro.Since) {
+		return ro, usagef("--until %s is before --since %s", opts.Until, opts.Since)
+	}
+	if opts.Source != "" {
+		ok := false
+		for _, s := range report.Sources {
+			ok = ok || s == opts.Source
+		}
+		if !ok {
+			return ro, usagef("--source %q: want pi, atomic, prime or custom", opts.Source)
+		}
+	}
+	ro.Location = time.Local
+	if opts.TZ != "" {
+		if ro.Location, err = time.LoadLocation(opts.TZ); err != nil {
+			return ro, usagef("--tz %q: %v", opts.TZ, err)
+		}
+	}
+	if opts.Pricing != "" {
+		t, err := pricing.Load(opts.Pricing)
+		if err != nil {
+			return ro, usageError{err}
+		}
+		raw, err := os.ReadFile(opts.Pricing)
+		if err != nil {
+			return ro, usageError{err}
+		}
+		sum := sha256.Sum256(raw)
+		ro.Prices, ro.PricingID = t, "file:"+hex.EncodeToString(sum[:]) // as `export --pricing` names it
+	}
+	if ro.Roots, err = roots(ios, args); err != nil {
+		return ro, err
+	}
+	ro.DBPath = opts.DB
+	if ro.DBPath == "" {
+		ro.Managed = true
+		if ro.DBPath, err = report.DBPath(ro.Roots, len(args) == 0); err != nil {
+			return ro, err
+		}
+	}
+	return ro, nil
+}
+
+// zoneName names the report's zone: the --tz value, else TZ, else "local".
+func zoneName(opts *reportOptions) string {
+	switch {
+	case opts.TZ != "":
+		return opts.TZ
+	case os.Getenv("TZ") != "":
+		return os.Getenv("TZ")
+	}
+	return "local"
+}
+
+func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Options) error {
+	pr := &phaseProgress{ios: ios, g: opts.globalOptions}
+	ro.Progress = pr
+	r, err := report.Run(cmd.Context(), ro)
+	pr.done()
+	if err != nil {
+		return err
+	}
+	r.Zone = zoneName(opts)
+	out := bufio.NewWriterSize(ios.Out, 64<<10)
+	switch {
+	case opts.JSON:
+		err = r.WriteJSON(out)
+	case opts.CSV:
+		err = r.WriteText(out, report.CSV, opts.Breakdown)
+	case opts.MD:
+		err = r.WriteText(out, report.Markdown, opts.Breakdown)
+	default:
+		err = r.WriteText(out, report.Table, opts.Breakdown)
+	}
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	sum := r.Ingest
+	if sum == nil {
+		return nil
+	}
+	if ios.ErrIsTerminal && !opts.JSON && !opts.Quiet && sum.Read > 0 {
+		fmt.Fprintf(ios.ErrOut, "Read %d of %d files (%s) into %s in %.1fs.\n", sum.Read, sum.Files,
+			humanBytes(sum.BytesRead), ro.DBPath, float64(sum.ElapsedMS)/1000)
+	}
+	if sum.Rejected > 0 {
+		if ios.ErrIsTerminal && !opts.JSON && !opts.Quiet {
+			fmt.Fprintf(ios.ErrOut, "%d files were not read (not a session, unknown version or unreadable): sessions-etl validate lists them.\n", sum.Rejected)
+		}
+		return errFailed
+	}
+	return nil
+}

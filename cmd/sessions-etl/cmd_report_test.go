@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const reportCases = "../../testdata/cases"
+
+// runReportCLI runs sessions-etl in-process with home as the user's home.
+func runReportCLI(t *testing.T, home string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	ios := &IO{In: strings.NewReader(""), Out: &out, ErrOut: &errb, Now: time.Now, Home: home}
+	code := runWith(context.Background(), ios, args)
+	return code, out.String(), errb.String()
+}
+
+type reportTotals struct {
+	Totals struct {
+		InputTokens     int64    `json:"inputTokens"`
+		TotalCost       *float64 `json:"totalCost"`
+		Records         int64    `json:"records"`
+		UnpricedRecords int64    `json:"unpricedRecords"`
+		CostIncomplete  bool     `json:"costIncomplete"`
+	} `json:"totals"`
+	Daily []struct {
+		Date string `json:"date"`
+	} `json:"daily"`
+}
+
+func decodeReport(t *testing.T, out string) reportTotals {
+	t.Helper()
+	var r reportTotals
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	return r
+}
+
+// TestReportZeroSetup: with no flags the report ingests the default roots
+// into the cache directory's database and answers; the next run reads no
+// unchanged file (a file rewritten with the same size and mtime keeps its
+// old numbers) but does read a changed one; PATH arguments use a database
+// of their own.
+func TestReportZeroSetup(t *testing.T) {
+	home := t.TempDir()
+	cache := filepath.Join(t.TempDir(), "cache")
+	t.Setenv("XDG_CACHE_HOME", cache)
+	src := filepath.Join(reportCases, "c07-early-v4-and-fork-counted-once", "home", ".pi")
+	if err := os.CopyFS(filepath.Join(home, ".pi"), os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runReportCLI(t, home, "report", "daily", "--json", "--tz", "UTC")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	r := decodeReport(t, out)
+	if r.Totals.Records != 2 || r.Totals.InputTokens != 1400 || r.Totals.TotalCost == nil || *r.Totals.TotalCost != 0.024 {
+		t.Errorf("totals %+v, want c07's 2 records, 1400 input, $0.024", r.Totals)
+	}
+	if len(r.Daily) != 2 || r.Daily[0].Date != "2025-05-01" || r.Daily[1].Date != "2025-05-02" {
+		t.Errorf("days %+v", r.Daily)
+	}
+	if errOut != "" {
+		t.Errorf("stderr under --json: %q", errOut)
+	}
+	if _, err := os.Stat(filepath.Join(cache, "sessions-etl", "sessions.duckdb")); err != nil {
+		t.Errorf("default database: %v", err)
+	}
+
+	// The fork's own record, 400 input tokens, becomes 900: same size, same
+	// mtime, same inode. An incremental run does not read the file again.
+	fork := filepath.Join(home, ".pi/agent/sessions/--home-dev-proj--/2025-05-02T08-00-00-000Z_7a3e1d90-2c4b-4f7d-8e21-3c5b9f0d2e02.jsonl")
+	fi, err := os.Stat(fork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(fork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(raw), `"input":400,`, `"input":900,`, 1)
+	if edited == string(raw) {
+		t.Fatal("fixture changed: no input 400 in the fork")
+	}
+	f, err := os.OpenFile(fork, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte(edited), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(fork, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runReportCLI(t, home, "report", "daily", "--tz", "UTC")
+	if code != ExitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"2025-05-01", "2025-05-02", "Total", "1,400", "$0.0240"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("warm table lacks %q (the unchanged file was read again?):\n%s", want, out)
+		}
+	}
+	// A new mtime: the file is read again.
+	if err := os.Chtimes(fork, fi.ModTime().Add(time.Second), fi.ModTime().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runReportCLI(t, home, "report", "daily", "--json", "--tz", "UTC")
+	if r := decodeReport(t, out); code != ExitOK || r.Totals.InputTokens != 1900 {
+		t.Errorf("after the change: exit %d, totals %+v, want 1900 input", code, r.Totals)
+	}
+
+	// A PATH: its own database.
+	dir := filepath.Join(reportCases, "c13-prime-child-usage")
+	code, out, errOut = runReportCLI(t, home, "report", "model", "--md", dir)
+	if code != ExitOK || errOut != "" || !strings.Contains(out, "| anthropic | claude-sonnet-4-5 | 3 |") {
+		t.Errorf("exit %d, stderr %q, out:\n%s", code, errOut, out)
+	}
+	dbs, _ := filepath.Glob(filepath.Join(cache, "sessions-etl", "sessions-*.duckdb"))
+	if len(dbs) != 1 {
+		t.Errorf("databases for PATH reports: %v, want one", dbs)
+	}
+	code, out, _ = runReportCLI(t, home, "report", "daily", "--json", "--tz", "UTC")
+	if r := decodeReport(t, out); code != ExitOK || r.Totals.InputTokens != 1900 {
+		t.Errorf("default report after a PATH report: exit %d, totals %+v, want its own 1900 input", code, r.Totals)
+	}
+}
+
+// TestReportFlags: an explicit database, --no-refresh, --pricing, and the
+// usage errors (exit 2).
+func TestReportFlags(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(t.TempDir(), "cache"))
+	db := filepath.Join(t.TempDir(), "mine.duckdb")
+	c05 := filepath.Join(reportCases, "c05-v1-linear-with-compaction-index")
+
+	code, out, errOut := runReportCLI(t, home, "report", "session", "--db", db, "--no-refresh", "--json", c05)
+	if code != ExitFailed || !strings.Contains(errOut, db) {
+		t.Errorf("--no-refresh on a missing database: exit %d, stderr %q", code, errOut)
+	}
+	code, out, errOut = runReportCLI(t, home, "report", "session", "--db", db, "--json", "--cost", "recorded", c05)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if r := decodeReport(t, out); r.Totals.TotalCost != nil || r.Totals.UnpricedRecords != 2 || !r.Totals.CostIncomplete {
+		t.Errorf("recorded cost of v1 usage: %+v, want null cost and 2 unpriced records", r.Totals)
+	}
+	prices := filepath.Join(t.TempDir(), "prices.json")
+	if err := os.WriteFile(prices, []byte(`{"source": "mine", "retrieved": "2026-01-01", "unit": "USD per million tokens",
+		"models": [{"provider": "anthropic", "model": "claude-sonnet-4-5", "input": 1000000, "output": 0}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runReportCLI(t, home, "report", "daily", "--db", db, "--no-refresh", "--json", "--pricing", prices, "--since", "20250102", "--until", "2025-01-02", c05)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if r := decodeReport(t, out); r.Totals.TotalCost == nil || *r.Totals.TotalCost != 130 || r.Totals.Records != 2 {
+		t.Errorf("with --pricing: %+v, want $130 (120 input and 10 cache-read tokens at $1 each: cache reads default to the input price)", r.Totals)
+	}
+
+	for _, args := range [][]string{
+		{"report"},
+		{"report", "hourly"},
+		{"report", "daily", "--json", "--csv", c05},
+		{"report", "daily", "--since", "2025-13-01", c05},
+		{"report", "daily", "--since", "2025-02-01", "--until", "2025-01-31", c05},
+		{"report", "daily", "--tz", "Mars/Olympus_Mons", c05},
+		{"report", "daily", "--cost", "guess", c05},
+		{"report", "daily", "--source", "claude", c05},
+		{"report", "daily", "--pricing", filepath.Join(t.TempDir(), "missing.json"), c05},
+	} {
+		if code, _, errOut := runReportCLI(t, home, args...); code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d (%s)", args, code, ExitUsage, errOut)
+		}
+	}
+}
+
+// TestReportRejectedFiles: files that cannot be read make the exit status
+// 1, and the report still covers the others.
+func TestReportRejectedFiles(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(t.TempDir(), "cache"))
+	dirs := []string{filepath.Join(reportCases, "c03-future-version"), filepath.Join(reportCases, "c13-prime-child-usage")}
+	code, out, errOut := runReportCLI(t, t.TempDir(), append([]string{"report", "provider"}, dirs...)...)
+	if code != ExitFailed || !strings.Contains(out, "anthropic") {
+		t.Errorf("exit %d, stderr %q, out:\n%s", code, errOut, out)
+	}
+}

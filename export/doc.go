@@ -1,0 +1,87 @@
+// Package export turns a home of session files into the tables of SPEC.md
+// §3 — files, sessions, entries, content_blocks, usage, ingest_issues — in
+// a DuckDB database (with the views of queries/views.sql) and/or Parquet
+// datasets (one directory per table), incrementally.
+//
+// # Tables
+//
+// The columns are defined once, in schema.go (Tables), which gives both the
+// Arrow/Parquet schema and the DuckDB DDL; `sessions-etl export --help` and
+// the Column.Doc strings describe each column. Beyond SPEC.md §3:
+//
+//   - Every table has file_id (files.file_id; ingest_issues: NULL for path
+//     issues such as broken links). A file that changes is read again under
+//     a new file_id, so ids of unchanged files are stable across runs.
+//   - files: inode and mtime (the incremental state: a file whose path,
+//     size, mtime and inode are unchanged is not read again) and session_id.
+//   - sessions: one row per session file whose records are used, so a
+//     session id can have several rows (a backup, the same session under
+//     ~/.pi and ~/.atomic). message_count is split into message_count (all),
+//     user_messages, assistant_messages, tool_result_messages and
+//     other_messages (every other role). parent_session_path keeps the
+//     header's parentSession / branchedFrom path and parent_resolved_by says
+//     how parent_session_id was found (header, path, file_name,
+//     id_in_file_name).
+//   - entries: entry_index (position among the file's entries; unique per
+//     file, also for v1 entries without id) and copy_key (the identity
+//     fork_copy_of is computed from).
+//   - content_blocks: entry_index joins entries. byte_size is the UTF-8 size
+//     of text and thinking, the size of arguments_json for tool calls, and
+//     the decoded size of an image's base64 data (c08: 3 145 728 bytes).
+//     Blocks of toolResult messages carry the message's toolCallId,
+//     toolName and isError.
+//   - usage: entry_index, line_no; recorded_cost_* (usage.cost.*, NULL when
+//     absent) and calculated_cost_* (from the price table, NULL when the
+//     model has no price) next to SPEC's cost_* / cost_source, which follow
+//     the export's --cost mode; copy_key_a and copy_key_b, 64-bit hashes of
+//     the record identities counted uses.
+//
+// Timestamps are UTC instants in microseconds, stored without a zone
+// (DuckDB TIMESTAMP, Parquet timestamp with isAdjustedToUTC=false). Strings
+// are valid UTF-8: invalid bytes read as U+FFFD, as the agents read them.
+//
+// # What a file gives
+//
+// Files whose status is not_session (except a BOM before a good header,
+// read with the BOM dropped), future_version, unrecognized_version, empty
+// or unreadable give a files row and their issues only. The complete
+// records of torn and corrupt files are used, each record of a concatenated
+// line too; sessions.torn flags the torn ones. Usage rows follow SPEC.md §4
+// (see the Kind* constants): an assistant message's usage, a toolResult's,
+// compaction, branch_summary and session_summary usage, and one
+// child_usage row per child_usage_attributed record. Usage without its own
+// model is attributed to the nearest preceding assistant message of the
+// file, else the last model_change, else the v1 header.
+//
+// # Counted once
+//
+// Sessions are ordered by header instant (createdAt or timestamp; missing
+// or unparseable last), then session id, then path. A usage row is counted
+// when it is the first, in that order, with its (entry id, entry
+// timestamp) and with its (kind, entry timestamp, message timestamp,
+// tokens); otherwise it is a copy of the session that holds the first.
+// entries.fork_copy_of names the first session holding the same entry
+// (entry id and timestamp; entries without id: type, timestamps and the
+// record's bytes) when that is another file. Neither uses parentSession or
+// a fork's header time, so moved parents and late headers do not matter.
+// These columns are recomputed with SQL (queries/export.sql) after every
+// run that changed a file.
+//
+// # How a run works
+//
+// The DuckDB database is the state of every export (without a DuckDB sink,
+// ParquetDir/_state.duckdb). A run stats the files, reads the new and
+// changed ones in parallel — one ingest.Reader feeding both a
+// validate.Checker and the extractor, so each file is read once — and
+// appends their rows through DuckDB's appender, deletes the rows of changed
+// and deleted files, recomputes the derived columns and commits, all in one
+// transaction: a failed run leaves the previous export. Parquet datasets
+// are then rewritten for the tables that changed, each into a new directory
+// swapped in whole (renameat2 RENAME_EXCHANGE on Linux), then the marker
+// file _sessions_etl.json. content_blocks, most of the bytes, is written
+// straight from the rows read and updated part by part (content.go); the
+// other tables are read back from DuckDB in slices of files, into zstd
+// Parquet files of row groups of at most RowGroupRows rows or about
+// RowGroupBytes, split into several files past PartFileBytes, each with
+// sessions_etl.schema_version in its key-value metadata.
+package export

@@ -1,0 +1,740 @@
+package export
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"path"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/pricing"
+	"github.com/sessions-etl/sessions-etl/validate"
+)
+
+// Issue codes the export adds to those of the reader and validate.
+const (
+	CodeBadUsage           = "bad_usage"            // warning: a token count or cost that is negative or not a number; counted as 0 / absent
+	CodeChildUsageMismatch = "child_usage_mismatch" // warning: aggregateUsage ≠ the target's own usage + the children seen so far
+)
+
+// Usage kinds (SPEC.md §3 usage.kind).
+const (
+	KindAssistant      = "assistant"
+	KindToolResult     = "tool_result"
+	KindCompaction     = "compaction"
+	KindBranchSummary  = "branch_summary"
+	KindSessionSummary = "session_summary"
+	KindChildUsage     = "child_usage"
+)
+
+// extractOptions are the per-run settings of the extractor.
+type extractOptions struct {
+	noContent bool
+	withRaw   bool
+	prices    *pricing.Table
+}
+
+// fileResult is everything one file yields: the verdict, and when its
+// records are used (SPEC.md §1.5), the rows of every table.
+type fileResult struct {
+	file    ingest.File
+	res     validate.Result
+	session *sessionRow // nil when the file's records are not used
+	entries []entryRow
+	blocks  []blockRow
+	usage   []usageRow
+	issues  []issueRow // validate's issues and the export's, by line
+	issueN  int        // issues of every severity, also those beyond the listing cap
+}
+
+// tokens4 are the four token counts of a usage record.
+type tokens4 struct{ in, out, cr, cw int64 }
+
+func (a tokens4) add(b tokens4) tokens4 {
+	return tokens4{a.in + b.in, a.out + b.out, a.cr + b.cr, a.cw + b.cw}
+}
+
+// model is a provider/model attribution.
+type model struct{ provider, model optStr }
+
+// extractor is an ingest.Visitor that feeds a validate.Checker and, in the
+// same read, turns the records of one session file into rows. Reuse one per
+// worker with reset.
+type extractor struct {
+	opts *extractOptions
+	ck   *validate.Checker
+
+	out       *fileResult
+	sawFirst  bool
+	isSession bool
+	sessionID string
+	hdr       sessionRow
+	hdrModel  model // v1 header provider/modelId
+	entryIdx  int
+
+	// attribution of usage without its own model
+	lastAssistant, lastModelChange model
+	haveAssistant, haveModelChange bool
+
+	// child_usage_attributed consistency
+	own      map[string]tokens4
+	children map[string]tokens4
+
+	// active branch
+	hasParentKey []bool
+	idIndex      map[string]int
+
+	exportIssues []issueRow
+	scratch      []byte
+	keyBuf       []byte
+}
+
+func newExtractor(opts *extractOptions) *extractor {
+	return &extractor{opts: opts, ck: validate.NewChecker(), own: map[string]tokens4{},
+		children: map[string]tokens4{}, idIndex: map[string]int{}}
+}
+
+func (x *extractor) reset(f ingest.File) {
+	x.ck.Reset()
+	x.out = &fileResult{file: f}
+	x.sawFirst, x.isSession = false, false
+	x.sessionID = ""
+	x.hdr = sessionRow{}
+	x.hdrModel = model{}
+	x.entryIdx = 0
+	x.lastAssistant, x.lastModelChange = model{}, model{}
+	x.haveAssistant, x.haveModelChange = false, false
+	clear(x.own)
+	clear(x.children)
+	x.hasParentKey = x.hasParentKey[:0]
+	clear(x.idIndex)
+	x.exportIssues = nil
+}
+
+// Issue implements ingest.Visitor.
+func (x *extractor) Issue(is ingest.Issue) { x.ck.Issue(is) }
+
+// Record implements ingest.Visitor.
+func (x *extractor) Record(r *ingest.Record) error {
+	if err := x.ck.Record(r); err != nil {
+		return err
+	}
+	if !x.sawFirst {
+		x.sawFirst = true
+		x.header(r)
+		return nil
+	}
+	if x.isSession {
+		x.entry(r)
+	}
+	return nil
+}
+
+func (x *extractor) issuef(line int, code, format string, args ...any) {
+	x.exportIssues = append(x.exportIssues, issueRow{lineNo: line, severity: string(ingest.SeverityWarning),
+		code: code, message: fmt.Sprintf(format, args...)})
+}
+
+// str returns the decoded string node n as valid UTF-8 (SPEC.md §1.2: the
+// agent reads invalid bytes as U+FFFD).
+func str(t *ingest.Tape, n int) optStr {
+	b, ok := t.StrBytes(n)
+	if !ok {
+		return optStr{}
+	}
+	return someStr(validString(b))
+}
+
+// nonEmpty is str, with "" as NULL.
+func nonEmpty(t *ingest.Tape, n int) optStr {
+	s := str(t, n)
+	if s.v == "" {
+		return optStr{}
+	}
+	return s
+}
+
+func validString(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+func (x *extractor) header(r *ingest.Record) {
+	t, root := r.Tape, r.Root
+	if t.Kind(root) != ingest.KindObject {
+		return
+	}
+	if typ, _ := t.StrBytes(t.Get(root, "type")); string(typ) != "session" {
+		return
+	}
+	id := str(t, t.Get(root, "id"))
+	if id.v == "" {
+		return
+	}
+	x.isSession = true
+	x.sessionID = id.v
+	h := &x.hdr
+	h.sessionID = id.v
+	h.cwd = str(t, t.Get(root, "cwd"))
+	if h.cwd.v != "" {
+		h.project = someStr(projectOf(h.cwd.v))
+	}
+	created := t.Get(root, "createdAt")
+	if created < 0 {
+		created = t.Get(root, "timestamp")
+	}
+	h.createdAt = parseISO(t, created)
+	if pid := nonEmpty(t, t.Get(root, "parentSessionId")); pid.ok {
+		h.parentID, h.parentResolvedBy = pid, someStr("header")
+	}
+	h.parentPath = nonEmpty(t, t.Get(root, "parentSession"))
+	if !h.parentPath.ok {
+		h.parentPath = nonEmpty(t, t.Get(root, "branchedFrom"))
+	}
+	wf := t.Get(root, "workflow")
+	h.wfRun = str(t, t.Get(wf, "runId"))
+	h.wfStageID = str(t, t.Get(wf, "stageId"))
+	h.wfStageName = str(t, t.Get(wf, "stageName"))
+	h.internal = t.Kind(t.Get(root, "internal")) == ingest.KindTrue &&
+		h.wfRun.v != "" && h.wfStageID.v != "" && h.wfStageName.v != ""
+	x.hdrModel = model{nonEmpty(t, t.Get(root, "provider")), nonEmpty(t, t.Get(root, "modelId"))}
+}
+
+// projectOf is the last path element of a cwd (SPEC.md §3), for / and \
+// separated paths.
+func projectOf(cwd string) string {
+	s := strings.TrimRight(strings.ReplaceAll(cwd, `\`, "/"), "/")
+	if s == "" {
+		return cwd
+	}
+	return path.Base(s)
+}
+
+func parseISO(t *ingest.Tape, n int) optTime {
+	b, ok := t.StrBytes(n)
+	if !ok {
+		return optTime{}
+	}
+	ts, err := validate.ParseTime(string(b))
+	if err != nil {
+		return optTime{}
+	}
+	return someTime(ts)
+}
+
+// entryTypes interns the known entry types so rows share their strings.
+var entryTypes = func() map[string]string {
+	m := map[string]string{"session": "session"}
+	for k := range validate.KnownEntryTypes {
+		m[k] = k
+	}
+	return m
+}()
+
+var roles = map[string]string{}
+
+func init() {
+	for _, r := range []string{"user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary",
+		"compactionSummary", "system", "hookMessage"} {
+		roles[r] = r
+	}
+}
+
+func intern(m map[string]string, b []byte) string {
+	if s, ok := m[string(b)]; ok {
+		return s
+	}
+	return validString(b)
+}
+
+func (x *extractor) entry(r *ingest.Record) {
+	t, root := r.Tape, r.Root
+	if t.Kind(root) != ingest.KindObject {
+		return // not an entry: validate reports invalid_entry
+	}
+	var typ optStr
+	if b, ok := t.StrBytes(t.Get(root, "type")); ok {
+		typ = someStr(intern(entryTypes, b))
+	}
+	if typ.v == "session" {
+		return // duplicate header: reported by validate, not an entry
+	}
+	out := x.out
+	e := entryRow{entryIndex: x.entryIdx, lineNo: r.Line}
+	x.entryIdx++
+	idNode := t.Get(root, "id")
+	e.entryID = nonEmpty(t, idNode)
+	pn := t.Get(root, "parentId")
+	e.parentID = str(t, pn)
+	x.hasParentKey = append(x.hasParentKey, pn >= 0)
+	if e.entryID.ok {
+		if _, dup := x.idIndex[e.entryID.v]; !dup {
+			x.idIndex[e.entryID.v] = e.entryIndex
+		}
+	}
+	tsNode := t.Get(root, "timestamp")
+	tsRaw, _ := t.StrBytes(tsNode)
+	tsRaw = append(x.scratch[:0], tsRaw...) // StrBytes' scratch is reused by later calls
+	x.scratch = tsRaw
+	e.timestamp = parseISO(t, tsNode)
+
+	msg := t.Get(root, "message")
+	if t.Kind(msg) != ingest.KindObject {
+		msg = -1
+	}
+	msgTS := t.Get(msg, "timestamp")
+	var msgTSRaw []byte
+	if t.Kind(msgTS) == ingest.KindNumber {
+		msgTSRaw = t.Raw(msgTS)
+	}
+	instant := e.timestamp
+	if !instant.ok {
+		if ms, ok := t.Int(msgTS); ok {
+			instant = someTime(time.UnixMilli(ms).UTC())
+		}
+	}
+	e.timestamp = instant
+
+	if e.entryID.ok {
+		e.copyKey = x.keyA(e.entryID.v, tsRaw)
+	} else {
+		e.copyKey = x.keyNoID(typ.v, tsRaw, msgTSRaw, r.Raw)
+	}
+	if x.opts.withRaw {
+		e.raw = someStr(validString(r.Raw))
+	}
+
+	sess := &x.hdr
+	switch typ.v {
+	case "message":
+		sess.messages++
+		if msg < 0 {
+			break
+		}
+		if b, ok := t.StrBytes(t.Get(msg, "role")); ok {
+			e.role = someStr(intern(roles, b))
+		}
+		switch e.role.v {
+		case "user":
+			sess.user++
+		case "assistant":
+			sess.assistant++
+		case "toolResult":
+			sess.tools++
+		default:
+			sess.otherMessages++
+		}
+		e.customType = str(t, t.Get(msg, "customType"))
+		var tr *toolResultMeta
+		switch e.role.v {
+		case "assistant":
+			own := model{nonEmpty(t, t.Get(msg, "provider")), nonEmpty(t, t.Get(msg, "model"))}
+			e.provider, e.model = own.provider, own.model
+			if u := t.Get(msg, "usage"); t.Kind(u) == ingest.KindObject {
+				attr := own
+				if !attr.provider.ok && !attr.model.ok {
+					attr = x.attribution()
+				}
+				row := x.usage(t, u, KindAssistant, r, &e, tsRaw, msgTSRaw, attr)
+				row.api = str(t, t.Get(msg, "api"))
+				row.stopReason = str(t, t.Get(msg, "stopReason"))
+				if e.entryID.ok {
+					x.own[e.entryID.v] = tokens4{row.input, row.output, row.cacheRead, row.cacheWrite}
+				}
+				out.usage = append(out.usage, row)
+			}
+			x.lastAssistant, x.haveAssistant = own, true
+		case "toolResult":
+			tr = &toolResultMeta{callID: str(t, t.Get(msg, "toolCallId")), name: str(t, t.Get(msg, "toolName"))}
+			if ie := t.Kind(t.Get(msg, "isError")); ie == ingest.KindTrue || ie == ingest.KindFalse {
+				tr.isError = someBool(ie == ingest.KindTrue)
+			}
+			if u := t.Get(msg, "usage"); t.Kind(u) == ingest.KindObject {
+				out.usage = append(out.usage, x.usage(t, u, KindToolResult, r, &e, tsRaw, msgTSRaw, x.attribution()))
+			}
+		}
+		x.blocks(t, t.Get(msg, "content"), &e, tr)
+	case "custom_message":
+		e.customType = str(t, t.Get(root, "customType"))
+		x.blocks(t, t.Get(root, "content"), &e, nil)
+	case "custom":
+		e.customType = str(t, t.Get(root, "customType"))
+	case "model_change":
+		m := model{nonEmpty(t, t.Get(root, "provider")), nonEmpty(t, t.Get(root, "modelId"))}
+		e.provider, e.model = m.provider, m.model
+		x.lastModelChange, x.haveModelChange = m, true
+	case "thinking_level_change":
+		e.thinkingLevel = str(t, t.Get(root, "thinkingLevel"))
+	case "session_info":
+		if n := t.Get(root, "name"); n >= 0 {
+			sess.name = nonEmpty(t, n) // an empty name clears the title
+		}
+	case "compaction", "branch_summary", "session_summary":
+		if u := t.Get(root, "usage"); t.Kind(u) == ingest.KindObject {
+			kind := map[string]string{"compaction": KindCompaction, "branch_summary": KindBranchSummary,
+				"session_summary": KindSessionSummary}[typ.v]
+			out.usage = append(out.usage, x.usage(t, u, kind, r, &e, tsRaw, msgTSRaw, x.attribution()))
+		}
+	case "child_usage_attributed":
+		if u := t.Get(root, "childUsage"); t.Kind(u) == ingest.KindObject {
+			row := x.usage(t, u, KindChildUsage, r, &e, tsRaw, msgTSRaw, x.attribution())
+			out.usage = append(out.usage, row)
+			x.checkChild(t, root, r.Line, tokens4{row.input, row.output, row.cacheRead, row.cacheWrite})
+		}
+	}
+	if instant.ok {
+		if !sess.firstActivity.ok || instant.v.Before(sess.firstActivity.v) {
+			sess.firstActivity = instant
+		}
+		if !sess.lastActivity.ok || instant.v.After(sess.lastActivity.v) {
+			sess.lastActivity = instant
+		}
+	}
+	e.typ = typ
+	out.entries = append(out.entries, e)
+}
+
+// attribution is the provider/model of usage without its own (SPEC.md §4
+// decisions): the nearest preceding assistant message, else the last
+// model_change, else the v1 header.
+func (x *extractor) attribution() model {
+	switch {
+	case x.haveAssistant && (x.lastAssistant.provider.ok || x.lastAssistant.model.ok):
+		return x.lastAssistant
+	case x.haveModelChange:
+		return x.lastModelChange
+	}
+	return x.hdrModel
+}
+
+// checkChild compares a child_usage_attributed record's aggregateUsage
+// with the target's own usage plus the children attributed to it so far.
+func (x *extractor) checkChild(t *ingest.Tape, root, line int, child tokens4) {
+	target := str(t, t.Get(root, "targetId")).v
+	sum := x.children[target].add(child)
+	x.children[target] = sum
+	agg := t.Get(root, "aggregateUsage")
+	if t.Kind(agg) != ingest.KindObject {
+		return
+	}
+	got := tokens4{quietTok(t, agg, "input"), quietTok(t, agg, "output"), quietTok(t, agg, "cacheRead"), quietTok(t, agg, "cacheWrite")}
+	own, ok := x.own[target]
+	if !ok {
+		x.issuef(line, CodeChildUsageMismatch, "child usage names target %q, which is not an assistant message with usage earlier in the file", target)
+		return
+	}
+	if want := own.add(sum); want != got {
+		x.issuef(line, CodeChildUsageMismatch,
+			"aggregateUsage of %s is input %d, output %d, cacheRead %d, cacheWrite %d; its own usage plus the children so far is %d, %d, %d, %d",
+			target, got.in, got.out, got.cr, got.cw, want.in, want.out, want.cr, want.cw)
+	}
+}
+
+func quietTok(t *ingest.Tape, obj int, key string) int64 {
+	v, ok := t.Int(t.Get(obj, key))
+	if !ok || v < 0 {
+		return 0
+	}
+	return v
+}
+
+// tok reads a token count: missing is 0; negative or not an integer is 0
+// and a bad_usage issue.
+func (x *extractor) tok(t *ingest.Tape, obj int, key string, line int) int64 {
+	n := t.Get(obj, key)
+	if n < 0 || t.Kind(n) == ingest.KindNull {
+		return 0
+	}
+	v, ok := t.Int(n)
+	if !ok || v < 0 {
+		x.issuef(line, CodeBadUsage, "usage.%s is %s, not a non-negative integer: counted as 0", key, clip(t.Raw(n)))
+		return 0
+	}
+	return v
+}
+
+// cost reads a recorded cost component: absent or null is NULL; a value
+// that is not a finite non-negative number is NULL and a bad_usage issue.
+func (x *extractor) cost(t *ingest.Tape, obj int, key string, line int) optFloat {
+	n := t.Get(obj, key)
+	if n < 0 || t.Kind(n) == ingest.KindNull {
+		return optFloat{}
+	}
+	v, ok := t.Float(n)
+	if !ok || v < 0 || math.IsNaN(v) {
+		x.issuef(line, CodeBadUsage, "usage.cost.%s is %s, not a non-negative number: ignored", key, clip(t.Raw(n)))
+		return optFloat{}
+	}
+	return someFloat(v)
+}
+
+func clip(b []byte) string {
+	if len(b) > 40 {
+		return validString(b[:40]) + "…"
+	}
+	return validString(b)
+}
+
+func (x *extractor) usage(t *ingest.Tape, u int, kind string, r *ingest.Record, e *entryRow,
+	tsRaw, msgTSRaw []byte, m model) usageRow {
+	line := r.Line
+	row := usageRow{entryIndex: e.entryIndex, entryID: e.entryID, lineNo: line, timestamp: e.timestamp,
+		kind: kind, provider: m.provider, model: m.model}
+	row.input = x.tok(t, u, "input", line)
+	row.output = x.tok(t, u, "output", line)
+	row.cacheRead = x.tok(t, u, "cacheRead", line)
+	row.cacheWrite = x.tok(t, u, "cacheWrite", line)
+	row.totalTokens = row.input + row.output + row.cacheRead + row.cacheWrite
+	if n := t.Get(u, "totalTokens"); n >= 0 && t.Kind(n) != ingest.KindNull {
+		if v, ok := t.Int(n); ok && v >= 0 {
+			row.totalTokens = v
+		} else {
+			x.issuef(line, CodeBadUsage, "usage.totalTokens is %s, not a non-negative integer: the sum of the counts is used", clip(t.Raw(n)))
+		}
+	}
+	if c := t.Get(u, "cost"); t.Kind(c) == ingest.KindObject {
+		row.recorded = costParts{
+			input:      x.cost(t, c, "input", line),
+			output:     x.cost(t, c, "output", line),
+			cacheRead:  x.cost(t, c, "cacheRead", line),
+			cacheWrite: x.cost(t, c, "cacheWrite", line),
+			total:      x.cost(t, c, "total", line),
+		}
+	}
+	if x.opts.prices != nil && m.provider.ok && m.model.ok {
+		var at time.Time
+		if row.timestamp.ok {
+			at = row.timestamp.v
+		}
+		if p, ok := x.opts.prices.LookupAt(m.provider.v, m.model.v, at); ok {
+			c := p.Cost(pricing.Tokens{Input: row.input, Output: row.output, CacheRead: row.cacheRead, CacheWrite: row.cacheWrite})
+			row.calculated = costParts{someFloat(c.Input), someFloat(c.Output), someFloat(c.CacheRead), someFloat(c.CacheWrite), someFloat(c.Total)}
+		}
+	}
+	if e.entryID.ok {
+		row.copyKeyA = someInt(e.copyKey)
+	}
+	row.copyKeyB = x.keyB(kind, tsRaw, msgTSRaw, row.input, row.output, row.cacheRead, row.cacheWrite)
+	return row
+}
+
+// toolResultMeta is what a toolResult message gives each of its blocks.
+type toolResultMeta struct {
+	callID, name optStr
+	isError      optBool
+}
+
+// blocks adds the content blocks of content (a string or an array).
+func (x *extractor) blocks(t *ingest.Tape, content int, e *entryRow, tr *toolResultMeta) {
+	out := x.out
+	base := blockRow{entryIndex: e.entryIndex, entryID: e.entryID}
+	if tr != nil {
+		base.toolCallID, base.toolName, base.isError = tr.callID, tr.name, tr.isError
+	}
+	switch t.Kind(content) {
+	case ingest.KindString:
+		b := base
+		b.blockType = someStr("text")
+		x.text(t, content, &b)
+		out.blocks = append(out.blocks, b)
+	case ingest.KindArray:
+		i := 0
+		t.Children(content, func(c int) bool {
+			idx := i
+			i++
+			if t.Kind(c) != ingest.KindObject {
+				return true
+			}
+			b := base
+			b.blockIndex = idx
+			bt, _ := t.StrBytes(t.Get(c, "type"))
+			b.blockType = someStr(intern(blockTypes, bt))
+			switch b.blockType.v {
+			case "text":
+				x.text(t, t.Get(c, "text"), &b)
+			case "thinking":
+				x.text(t, t.Get(c, "thinking"), &b)
+			case "image":
+				b.mimeType = str(t, t.Get(c, "mimeType"))
+				if d := t.Get(c, "data"); t.Kind(d) == ingest.KindString {
+					b.byteSize = someInt(base64Size(t, d))
+				}
+			case "toolCall":
+				b.toolCallID = str(t, t.Get(c, "id"))
+				b.toolName = str(t, t.Get(c, "name"))
+				if a := t.Get(c, "arguments"); a >= 0 {
+					raw := t.Raw(a)
+					b.byteSize = someInt(int64(len(raw)))
+					if !x.opts.noContent {
+						b.arguments = someStr(validString(raw))
+					}
+				}
+			}
+			if bt == nil {
+				b.blockType = optStr{}
+			}
+			out.blocks = append(out.blocks, b)
+			return true
+		})
+	}
+}
+
+var blockTypes = map[string]string{"text": "text", "thinking": "thinking", "image": "image", "toolCall": "toolCall"}
+
+func (x *extractor) text(t *ingest.Tape, n int, b *blockRow) {
+	if t.Kind(n) != ingest.KindString {
+		return
+	}
+	b.byteSize = someInt(int64(t.StrLen(n)))
+	if !x.opts.noContent {
+		b.text = str(t, n)
+	}
+}
+
+// base64Size is the decoded size in bytes of the base64 string node n
+// (padding and whitespace excluded).
+func base64Size(t *ingest.Tape, n int) int64 {
+	s, _ := t.StrBytes(n)
+	k := 0
+	for _, c := range s {
+		switch c {
+		case '=', ' ', '\n', '\r', '\t':
+		default:
+			k++
+		}
+	}
+	return int64(k) * 6 / 8
+}
+
+// Copy keys (SPEC.md §4): 64-bit hashes of length-prefixed fields.
+
+func (x *extractor) keyA(id string, ts []byte) int64 {
+	b := x.scratchKey('A')
+	b = appendField(b, []byte(id))
+	b = appendField(b, ts)
+	return x.hash(b)
+}
+
+func (x *extractor) keyNoID(typ string, ts, msgTS, raw []byte) int64 {
+	b := x.scratchKey('N')
+	b = appendField(b, []byte(typ))
+	b = appendField(b, ts)
+	b = appendField(b, msgTS)
+	b = binary.LittleEndian.AppendUint64(b, xxh3.Hash(raw))
+	return x.hash(b)
+}
+
+func (x *extractor) keyB(kind string, ts, msgTS []byte, in, out, cr, cw int64) int64 {
+	b := x.scratchKey('B')
+	b = appendField(b, []byte(kind))
+	b = appendField(b, ts)
+	b = appendField(b, msgTS)
+	for _, v := range [...]int64{in, out, cr, cw} {
+		b = binary.LittleEndian.AppendUint64(b, uint64(v))
+	}
+	return x.hash(b)
+}
+
+// scratchKey starts a key in keyBuf (scratch holds the entry's timestamp
+// bytes while keys are built).
+func (x *extractor) scratchKey(domain byte) []byte {
+	return append(x.keyBuf[:0], domain)
+}
+
+func (x *extractor) hash(b []byte) int64 {
+	x.keyBuf = b
+	return int64(xxh3.Hash(b))
+}
+
+func appendField(b, f []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(f)))
+	return append(b, f...)
+}
+
+// finish completes the file: the verdict, and, when its records are used,
+// the active branch and the session row.
+func (x *extractor) finish() *fileResult {
+	out := x.out
+	res := x.ck.Finish()
+	out.res = res
+	torn := false
+	bom := false
+	for _, is := range res.Issues {
+		switch is.Code {
+		case ingest.CodeTornFinalRecord:
+			torn = true
+		case ingest.CodeBOM:
+			bom = true
+		}
+	}
+	use := x.isSession
+	switch res.Status {
+	case validate.StatusNeedsUpgrade, validate.StatusCurrent, validate.StatusTorn, validate.StatusCorrupt:
+	case validate.StatusNotSession:
+		// A BOM before an otherwise good header: read with the BOM dropped, flagged by the status.
+		use = use && bom && res.FormatVersion >= 1 && res.FormatVersion <= validate.CurrentVersion
+	default:
+		use = false
+	}
+	out.issueN = res.Errors + res.Warnings + res.Notes
+	for _, is := range res.Issues {
+		out.issues = append(out.issues, issueRow{lineNo: is.Line, severity: string(is.Severity), code: is.Code, message: is.Message})
+	}
+	if !use {
+		out.entries, out.blocks, out.usage = nil, nil, nil
+		return out
+	}
+	out.issueN += len(x.exportIssues)
+	out.issues = append(out.issues, x.exportIssues...)
+	sort.SliceStable(out.issues, func(i, j int) bool {
+		a, b := out.issues[i].lineNo, out.issues[j].lineNo
+		if a == 0 {
+			return false
+		}
+		return b == 0 || a < b
+	})
+	x.activeBranch()
+	s := x.hdr
+	s.source = out.file.Source
+	s.path = out.file.Path
+	s.formatVersion = res.FormatVersion
+	s.entries = int64(len(out.entries))
+	if n := len(out.entries); n > 0 {
+		s.activeLeaf = out.entries[n-1].entryID
+	}
+	s.torn = torn
+	out.session = &s
+	return out
+}
+
+// activeBranch marks the entries on the path from the last entry to the
+// root (SPEC.md §1.4). An entry without a parentId key (v1) hangs under
+// the entry before it.
+func (x *extractor) activeBranch() {
+	es := x.out.entries
+	cur := len(es) - 1
+	for cur >= 0 && !es[cur].onActiveBranch {
+		e := &es[cur]
+		e.onActiveBranch = true
+		switch {
+		case !x.hasParentKey[cur]:
+			cur--
+		case e.parentID.ok:
+			p, ok := x.idIndex[e.parentID.v]
+			if !ok {
+				return
+			}
+			cur = p
+		default:
+			return
+		}
+	}
+}

@@ -1,0 +1,191 @@
+package export
+
+import (
+	"database/sql/driver"
+	"time"
+)
+
+// Optional values: the zero value is SQL NULL.
+type (
+	optStr struct {
+		v  string
+		ok bool
+	}
+	optInt struct {
+		v  int64
+		ok bool
+	}
+	optFloat struct {
+		v  float64
+		ok bool
+	}
+	optTime struct {
+		v  time.Time
+		ok bool
+	}
+	optBool struct {
+		v  bool
+		ok bool
+	}
+)
+
+func someStr(s string) optStr       { return optStr{s, true} }
+func someInt(v int64) optInt        { return optInt{v, true} }
+func someFloat(v float64) optFloat  { return optFloat{v, true} }
+func someTime(t time.Time) optTime  { return optTime{t, true} }
+func someBool(v bool) optBool       { return optBool{v, true} }
+func (o optStr) val() driver.Value  { return nullable(o.v, o.ok) }
+func (o optInt) val() driver.Value  { return nullable(o.v, o.ok) }
+func (o optTime) val() driver.Value { return nullable(o.v, o.ok) }
+func (o optBool) val() driver.Value { return nullable(o.v, o.ok) }
+func (o optFloat) val() driver.Value {
+	return nullable(o.v, o.ok)
+}
+
+// int32Val narrows an int64 value to the INTEGER columns' driver type.
+func (o optInt) int32Val() driver.Value {
+	if !o.ok {
+		return nil
+	}
+	return int32(o.v)
+}
+
+func nullable[T any](v T, ok bool) driver.Value {
+	if !ok {
+		return nil
+	}
+	return v
+}
+
+// fileRow is a row of FilesTable.
+type fileRow struct {
+	fileID        int64
+	path, source  string
+	size          int64
+	mtime         optTime
+	inode         optInt
+	status        string
+	formatVersion optInt
+	issueCount    int
+	sessionID     optStr
+}
+
+func (r *fileRow) values(dst []driver.Value) []driver.Value {
+	return append(dst, r.fileID, r.path, r.source, r.size, r.mtime.val(), r.inode.val(), r.status,
+		r.formatVersion.int32Val(), int32(r.issueCount), r.sessionID.val())
+}
+
+// sessionRow is a row of SessionsTable.
+type sessionRow struct {
+	fileID                                    int64
+	sessionID, source, path                   string
+	cwd, project                              optStr
+	createdAt                                 optTime
+	parentID, parentPath, parentResolvedBy    optStr
+	name                                      optStr
+	internal                                  bool
+	wfRun, wfStageID, wfStageName             optStr
+	formatVersion                             int
+	entries, messages, user, assistant, tools int64
+	otherMessages                             int64
+	firstActivity, lastActivity               optTime
+	activeLeaf                                optStr
+	torn                                      bool
+}
+
+func (r *sessionRow) values(dst []driver.Value) []driver.Value {
+	return append(dst, r.fileID, r.sessionID, r.source, r.path, r.cwd.val(), r.project.val(), r.createdAt.val(),
+		r.parentID.val(), r.parentPath.val(), r.parentResolvedBy.val(), r.name.val(), r.internal,
+		r.wfRun.val(), r.wfStageID.val(), r.wfStageName.val(), int32(r.formatVersion),
+		r.entries, r.messages, r.user, r.assistant, r.tools, r.otherMessages,
+		r.firstActivity.val(), r.lastActivity.val(), r.activeLeaf.val(), r.torn)
+}
+
+// entryRow is a row of EntriesTable.
+type entryRow struct {
+	entryIndex      int
+	entryID         optStr
+	parentID        optStr
+	lineNo          int
+	typ             optStr
+	timestamp       optTime
+	role            optStr
+	customType      optStr
+	provider, model optStr
+	thinkingLevel   optStr
+	onActiveBranch  bool
+	copyKey         int64
+	raw             optStr
+}
+
+func (r *entryRow) values(dst []driver.Value, fileID int64, sessionID string) []driver.Value {
+	return append(dst, fileID, sessionID, int32(r.entryIndex), r.entryID.val(), r.parentID.val(), int32(r.lineNo),
+		r.typ.val(), r.timestamp.val(), r.role.val(), r.customType.val(), r.provider.val(), r.model.val(),
+		r.thinkingLevel.val(), r.onActiveBranch, nil, r.copyKey, r.raw.val())
+}
+
+// blockRow is a row of ContentBlocksTable.
+type blockRow struct {
+	entryIndex int
+	entryID    optStr
+	blockIndex int
+	blockType  optStr
+	text       optStr
+	toolCallID optStr
+	toolName   optStr
+	arguments  optStr
+	mimeType   optStr
+	byteSize   optInt
+	isError    optBool
+}
+
+func (r *blockRow) values(dst []driver.Value, fileID int64, sessionID string) []driver.Value {
+	return append(dst, fileID, sessionID, int32(r.entryIndex), r.entryID.val(), int32(r.blockIndex), r.blockType.val(),
+		r.text.val(), r.toolCallID.val(), r.toolName.val(), r.arguments.val(), r.mimeType.val(), r.byteSize.val(), r.isError.val())
+}
+
+// costParts are the four cost components and their total, in USD.
+type costParts struct {
+	input, output, cacheRead, cacheWrite, total optFloat
+}
+
+// usageRow is a row of UsageTable. cost_* and cost_source are filled in by
+// SQL (queries/export.sql apply_cost_mode), counted and
+// duplicate_of_session_id by derive_counted.
+type usageRow struct {
+	entryIndex                           int
+	entryID                              optStr
+	lineNo                               int
+	timestamp                            optTime
+	kind                                 string
+	provider, api, model, stopReason     optStr
+	input, output, cacheRead, cacheWrite int64
+	totalTokens                          int64
+	recorded, calculated                 costParts
+	copyKeyA                             optInt
+	copyKeyB                             int64
+}
+
+// costPending marks a usage row whose cost columns apply_cost_mode has not
+// set yet; it never survives a committed export.
+const costPending = ""
+
+func (r *usageRow) values(dst []driver.Value, fileID int64, sessionID string) []driver.Value {
+	return append(dst, fileID, sessionID, int32(r.entryIndex), r.entryID.val(), int32(r.lineNo), r.timestamp.val(), r.kind,
+		r.provider.val(), r.api.val(), r.model.val(), r.stopReason.val(),
+		r.input, r.output, r.cacheRead, r.cacheWrite, r.totalTokens,
+		r.recorded.input.val(), r.recorded.output.val(), r.recorded.cacheRead.val(), r.recorded.cacheWrite.val(), r.recorded.total.val(),
+		r.calculated.input.val(), r.calculated.output.val(), r.calculated.cacheRead.val(), r.calculated.cacheWrite.val(), r.calculated.total.val(),
+		nil, nil, nil, nil, nil, costPending, true, nil, r.copyKeyA.val(), r.copyKeyB)
+}
+
+// issueRow is a row of IngestIssuesTable.
+type issueRow struct {
+	lineNo                  int
+	severity, code, message string
+}
+
+func (r *issueRow) values(dst []driver.Value, fileID optInt, path string) []driver.Value {
+	line := optInt{int64(r.lineNo), r.lineNo > 0}
+	return append(dst, fileID.val(), path, line.int32Val(), r.severity, r.code, r.message)
+}

@@ -1,0 +1,636 @@
+package export
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql/driver"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/internal/pipeline"
+	"github.com/sessions-etl/sessions-etl/pricing"
+	"github.com/sessions-etl/sessions-etl/queries"
+	"github.com/sessions-etl/sessions-etl/validate"
+)
+
+// CostMode selects how cost_* columns are filled (SPEC.md §4 --cost).
+type CostMode string
+
+// Cost modes.
+const (
+	CostAuto      CostMode = "auto"      // recorded when present and non-zero for non-zero tokens, else calculated
+	CostRecorded  CostMode = "recorded"  // usage.cost only
+	CostCalculate CostMode = "calculate" // the price table only
+)
+
+// ParseCostMode checks a --cost value ("" is auto).
+func ParseCostMode(s string) (CostMode, error) {
+	switch CostMode(s) {
+	case "", CostAuto:
+		return CostAuto, nil
+	case CostRecorded, CostCalculate:
+		return CostMode(s), nil
+	}
+	return "", fmt.Errorf("unknown cost mode %q (want auto, recorded or calculate)", s)
+}
+
+// Progress receives what a run is doing. Methods are called from several
+// goroutines.
+type Progress interface {
+	Phase(name string) // "reading", "deriving", "writing parquet"
+	Add(bytes int64)   // bytes of session files read
+}
+
+type noProgress struct{}
+
+func (noProgress) Phase(string) {}
+func (noProgress) Add(int64)    {}
+
+// Options configure [Run].
+type Options struct {
+	Roots   []ingest.Root
+	Workers int // files parsed in parallel; < 1 means 1
+
+	// DuckDBPath is the DuckDB database to write (the DuckDB sink). It is
+	// also where the incremental state lives; without it the state is kept
+	// in ParquetDir/_state.duckdb.
+	DuckDBPath string
+	// ParquetDir is the directory of the Parquet datasets (one directory
+	// per table). Empty: no Parquet sink.
+	ParquetDir string
+
+	NoContent bool     // text and arguments_json are NULL (sizes stay)
+	WithRaw   bool     // entries.raw_json holds each record's JSON
+	CostMode  CostMode // "" is auto
+	// Prices is the price table for calculated costs (nil: pricing.Default()).
+	// PricingID identifies it, so that a different table re-prices
+	// everything; empty: derived from its Source and Retrieved date.
+	Prices    *pricing.Table
+	PricingID string
+
+	Progress Progress
+	// Allocator is used for the Arrow batches of the Parquet sink (nil:
+	// memory.DefaultAllocator). Tests pass a checked allocator.
+	Allocator memory.Allocator
+	// MemoryLimit is DuckDB's memory_limit (default DefaultMemoryLimit).
+	MemoryLimit string
+}
+
+// DefaultMemoryLimit is DuckDB's memory limit during an export. DuckDB
+// uses a few hundred MB more than this while loading large strings; a
+// larger limit loads somewhat faster.
+const DefaultMemoryLimit = "128MB"
+
+// ErrNoSink is returned by Run when neither DuckDBPath nor ParquetDir is set.
+var ErrNoSink = errors.New("export: no output: give a DuckDB file, a Parquet directory, or both")
+
+// StateFileName is the state database kept in the Parquet directory when
+// there is no DuckDB sink.
+const StateFileName = "_state.duckdb"
+
+// DefaultDBPath is the DuckDB database `report` and `query` use by default:
+// $XDG_CACHE_HOME/sessions-etl/sessions.duckdb (os.UserCacheDir).
+func DefaultDBPath() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory for the default database: %w", err)
+	}
+	return filepath.Join(dir, "sessions-etl", "sessions.duckdb"), nil
+}
+
+// TableCount is the row bookkeeping of one table.
+type TableCount struct {
+	Table   string `json:"table"`
+	Rows    int64  `json:"rows"`    // rows after the run
+	Added   int64  `json:"added"`   // rows inserted by the run
+	Removed int64  `json:"removed"` // rows of changed or deleted files removed by the run
+	Updated int64  `json:"updated"` // rows whose derived columns changed
+}
+
+// Summary describes a run.
+type Summary struct {
+	StatePath     string         `json:"state_path"`
+	DuckDBPath    string         `json:"duckdb_path,omitempty"`
+	ParquetDir    string         `json:"parquet_dir,omitempty"`
+	Files         int            `json:"files"`     // session files found
+	Read          int            `json:"read"`      // files read (new or changed)
+	Unchanged     int            `json:"unchanged"` // files skipped: same path, size, mtime and inode
+	Removed       int            `json:"removed"`   // files gone since the last export
+	BytesRead     int64          `json:"bytes_read"`
+	ByStatus      map[string]int `json:"by_status"` // every current file
+	Rejected      int            `json:"rejected"`  // files whose records are not exported (not a session, unknown version, unreadable)
+	PathIssues    int            `json:"path_issues"`
+	Tables        []TableCount   `json:"tables"`
+	Changed       bool           `json:"changed"`
+	ParquetTables []string       `json:"parquet_tables"` // datasets (re)written
+	ElapsedMS     int64          `json:"elapsed_ms"`
+}
+
+func (o *Options) pricingID() string {
+	if o.PricingID != "" {
+		return o.PricingID
+	}
+	return "table:" + o.Prices.Source + "@" + o.Prices.Retrieved
+}
+
+func viewsHash() string {
+	h := sha256.New()
+	for _, v := range queries.Views() {
+		fmt.Fprintf(h, "%s\x00%s\x00", v.Name, v.SQL)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// Run exports the session files under opts.Roots into the DuckDB database
+// and/or the Parquet datasets, incrementally: files whose path, size,
+// mtime and inode are those of the last export are not read again; the
+// rows of changed files are replaced and those of deleted files removed.
+// The database changes in one transaction, so a failed run leaves the
+// previous export as it was. The derived columns that depend on several
+// files (fork copies, counted usage, parents) are recomputed with SQL.
+func Run(ctx context.Context, opts Options) (Summary, error) {
+	start := time.Now()
+	if opts.DuckDBPath == "" && opts.ParquetDir == "" {
+		return Summary{}, ErrNoSink
+	}
+	if opts.CostMode == "" {
+		opts.CostMode = CostAuto
+	}
+	if _, err := ParseCostMode(string(opts.CostMode)); err != nil {
+		return Summary{}, err
+	}
+	if opts.Prices == nil {
+		opts.Prices = pricing.Default()
+	}
+	if opts.Progress == nil {
+		opts.Progress = noProgress{}
+	}
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	opts.Workers = max(opts.Workers, 1)
+	statePath := opts.DuckDBPath
+	if statePath == "" {
+		statePath = filepath.Join(opts.ParquetDir, StateFileName)
+	}
+	var err error
+	if statePath, err = filepath.Abs(statePath); err != nil {
+		return Summary{}, err
+	}
+	if opts.ParquetDir != "" {
+		if opts.ParquetDir, err = filepath.Abs(opts.ParquetDir); err != nil {
+			return Summary{}, err
+		}
+		if err := os.MkdirAll(opts.ParquetDir, 0o755); err != nil {
+			return Summary{}, fmt.Errorf("parquet %s: %w", opts.ParquetDir, err)
+		}
+	}
+	memLimit := opts.MemoryLimit
+	if memLimit == "" {
+		memLimit = DefaultMemoryLimit
+	}
+	st, err := openStore(ctx, statePath, map[string]string{
+		"threads":      strconv.Itoa(opts.Workers),
+		"memory_limit": memLimit,
+	})
+	if err != nil {
+		return Summary{}, err
+	}
+	r := &run{opts: opts, st: st, sum: Summary{StatePath: statePath, DuckDBPath: opts.DuckDBPath, ParquetDir: opts.ParquetDir}}
+	if opts.ParquetDir != "" {
+		removeStaging(opts.ParquetDir) // leftovers of an interrupted run; the state database lock makes this run the only one
+	}
+	err = r.load(ctx)
+	if err == nil && opts.ParquetDir != "" {
+		opts.Progress.Phase("writing parquet")
+		err = r.writeParquet(ctx)
+	}
+	if r.content != nil {
+		r.content.discard()
+	}
+	if cerr := st.close(); err == nil {
+		err = cerr
+	}
+	r.sum.ElapsedMS = time.Since(start).Milliseconds()
+	return r.sum, err
+}
+
+// run is the state of one Run.
+type run struct {
+	opts Options
+	st   *store
+	meta meta
+	sum  Summary
+
+	// The Parquet content_blocks dataset (see content.go).
+	content      *contentWriter // new parts of the files read; nil without a Parquet sink or blocks
+	contentFull  bool           // rebuild the dataset from the new parts alone
+	contentStale map[int64]bool // file ids whose blocks leave the dataset
+}
+
+// writeParquet brings the Parquet datasets up to date with the state.
+func (r *run) writeParquet(ctx context.Context) error {
+	newParts := ""
+	if r.content != nil {
+		if err := r.content.finish(); err != nil {
+			return fmt.Errorf("parquet %s: %w", filepath.Join(r.opts.ParquetDir, TableContentBlocks), err)
+		}
+		newParts = r.content.dir
+	}
+	res, err := writeParquetSink(ctx, r.st, r.opts.ParquetDir, r.meta, r.opts,
+		contentUpdate{newParts: newParts, stale: r.contentStale, full: r.contentFull})
+	if err != nil {
+		return err
+	}
+	r.sum.ParquetTables = res.tables
+	if r.opts.DuckDBPath == "" {
+		// Without a DuckDB sink the blocks live only in Parquet.
+		rows := res.contentRows
+		if rows < 0 {
+			if rows, err = datasetRows(filepath.Join(r.opts.ParquetDir, TableContentBlocks)); err != nil {
+				return fmt.Errorf("parquet %s: %w", filepath.Join(r.opts.ParquetDir, TableContentBlocks), err)
+			}
+		}
+		for i := range r.sum.Tables {
+			if tc := &r.sum.Tables[i]; tc.Table == TableContentBlocks {
+				tc.Rows, tc.Removed = rows, res.contentRemoved
+			}
+		}
+	}
+	return nil
+}
+
+// removeStaging removes what an interrupted run left in the Parquet
+// directory.
+func removeStaging(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if isStagingName(e.Name()) {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+type item struct {
+	file ingest.File
+}
+
+// load brings the database up to date with the files, in one transaction.
+func (r *run) load(ctx context.Context) (err error) {
+	st, opts := r.st, r.opts
+	prev, ok, err := st.loadMeta(ctx)
+	if err != nil {
+		return err
+	}
+	cur := meta{schemaVersion: SchemaVersion, noContent: opts.NoContent, withRaw: opts.WithRaw,
+		costMode: string(opts.CostMode), pricing: opts.pricingID(), viewsHash: viewsHash(), tableGen: map[string]int64{}}
+	full := !ok || prev.schemaVersion != SchemaVersion || prev.noContent != cur.noContent ||
+		prev.withRaw != cur.withRaw || prev.pricing != cur.pricing
+	if opts.ParquetDir != "" && !full {
+		// The content_blocks dataset is kept up to date from the files read
+		// (content.go): when it is not the one the state describes (first
+		// export to this directory, a failed or interrupted write), every
+		// file is read again.
+		mk := readMarker(opts.ParquetDir)
+		fi, err := os.Stat(filepath.Join(opts.ParquetDir, TableContentBlocks))
+		full = mk == nil || mk.SchemaVersion != SchemaVersion || mk.Tables[TableContentBlocks] != prev.tableGen[TableContentBlocks] ||
+			err != nil || !fi.IsDir()
+	}
+	r.contentFull = full
+	if ok {
+		cur.generation = prev.generation
+		for k, v := range prev.tableGen {
+			cur.tableGen[k] = v
+		}
+	}
+	known := map[string]fileState{}
+	var maxID int64
+	var prevPathIssues map[string]bool
+	if !full {
+		if known, maxID, err = st.loadFiles(ctx); err != nil {
+			return err
+		}
+		if prevPathIssues, err = r.pathIssueSet(ctx); err != nil {
+			return err
+		}
+	}
+	if _, err := st.exec(ctx, "BEGIN TRANSACTION"); err != nil {
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			if _, rerr := st.exec(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil && err == nil {
+				err = rerr
+			}
+		}
+	}()
+	dirty := map[string]bool{}
+	if full {
+		if err := st.createSchema(ctx); err != nil {
+			return err
+		}
+		for _, t := range Tables {
+			dirty[t.Name] = true
+		}
+		cur.viewsHash = ""
+	}
+
+	// Read new and changed files in parallel; load them in discovery order.
+	ld, err := newLoader(st, maxID, opts.DuckDBPath != "")
+	if err != nil {
+		return err
+	}
+	if opts.ParquetDir != "" {
+		ld.newContent = func() (*contentWriter, error) {
+			cw, err := newContentWriter(opts.ParquetDir, cur.generation+1, opts.Allocator)
+			if err != nil {
+				return nil, fmt.Errorf("parquet %s: %w", filepath.Join(opts.ParquetDir, TableContentBlocks), err)
+			}
+			r.content = cw
+			return cw, nil
+		}
+	}
+	defer ld.finish()
+	unchanged := map[string]bool{}
+	var pathIssues []ingest.PathIssue
+	xopts := &extractOptions{noContent: opts.NoContent, withRaw: opts.WithRaw, prices: opts.Prices}
+	readers := make([]*ingest.Reader, opts.Workers)
+	extractors := make([]*extractor, opts.Workers)
+	for i := range readers {
+		readers[i] = &ingest.Reader{MaxDepth: 4}
+		extractors[i] = newExtractor(xopts)
+	}
+	opts.Progress.Phase("reading")
+	err = pipeline.Ordered(ctx, opts.Workers, opts.Workers*2,
+		func(ctx context.Context, yield func(item) error) error {
+			return ingest.Discover(ctx, opts.Roots, func(f ingest.File) error {
+				if k, ok := known[f.Path]; ok && k.status != string(validate.StatusUnreadable) &&
+					k.size == f.Size && k.mtime == f.ModTime.UnixMicro() && k.inode == int64(f.Ino) {
+					unchanged[f.Path] = true
+					return nil
+				}
+				return yield(item{file: f})
+			}, func(pi ingest.PathIssue) { pathIssues = append(pathIssues, pi) })
+		},
+		func(ctx context.Context, w int, it item) (*fileResult, error) {
+			x := extractors[w]
+			x.reset(it.file)
+			if _, err := readers[w].ReadFile(ctx, it.file.Path, x); err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				fr := x.finish()
+				fr.unreadable(err)
+				return fr, nil
+			}
+			fr := x.finish()
+			opts.Progress.Add(it.file.Size)
+			return fr, nil
+		},
+		func(fr *fileResult) error {
+			r.sum.Read++
+			r.sum.BytesRead += fr.file.Size
+			if k, ok := known[fr.file.Path]; ok {
+				ld.stale = append(ld.stale, k.id)
+			}
+			return ld.add(ctx, fr)
+		})
+	if err != nil {
+		return err
+	}
+	if err := ld.finish(); err != nil {
+		return err
+	}
+	r.sum.Unchanged = len(unchanged)
+	for path, k := range known {
+		if !unchanged[path] && !ld.read[path] {
+			ld.stale = append(ld.stale, k.id)
+			r.sum.Removed++
+		}
+	}
+	opts.Progress.Phase("deriving")
+	removed := map[string]int64{}
+	if len(ld.stale) > 0 {
+		if removed, err = r.deleteFiles(ctx, ld.stale); err != nil {
+			return err
+		}
+	}
+	pathChanged, err := r.replacePathIssues(ctx, pathIssues, prevPathIssues, full)
+	if err != nil {
+		return err
+	}
+	r.sum.PathIssues = len(pathIssues)
+	for _, t := range Tables {
+		if ld.added[t.Name] > 0 || removed[t.Name] > 0 {
+			dirty[t.Name] = true
+		}
+	}
+	r.contentStale = map[int64]bool{}
+	for _, id := range ld.stale {
+		r.contentStale[id] = true
+	}
+	if len(ld.stale) > 0 {
+		dirty[TableContentBlocks] = true // the Parquet dataset loses the blocks of these files
+	}
+	if pathChanged {
+		dirty[TableIngestIssues] = true
+	}
+	updated := map[string]int64{}
+	filesChanged := ld.added[TableFiles] > 0 || removed[TableFiles] > 0
+	modeChanged := ok && !full && prev.costMode != cur.costMode
+	if filesChanged || full {
+		if updated, err = r.derive(ctx); err != nil {
+			return err
+		}
+	}
+	if filesChanged || full || modeChanged {
+		n, err := st.exec(ctx, queries.Export("apply_cost_mode"), string(opts.CostMode), modeChanged)
+		if err != nil {
+			return fmt.Errorf("apply_cost_mode: %w", err)
+		}
+		if modeChanged {
+			updated[TableUsage] += n
+		}
+	}
+	for t, n := range updated {
+		if n > 0 {
+			dirty[t] = true
+		}
+	}
+	if prev.viewsHash != cur.viewsHash || full {
+		if err := st.createViews(ctx); err != nil {
+			return err
+		}
+		cur.viewsHash = viewsHash()
+	}
+	r.sum.Changed = len(dirty) > 0 || full || modeChanged || prev.viewsHash != cur.viewsHash
+	if len(dirty) > 0 {
+		cur.generation++
+		for t := range dirty {
+			cur.tableGen[t] = cur.generation
+		}
+	}
+	if r.sum.Changed || !ok {
+		if err := st.saveMeta(ctx, cur); err != nil {
+			return err
+		}
+	}
+	r.meta = cur
+	if err := r.counts(ctx, ld.added, removed, updated); err != nil {
+		return err
+	}
+	if _, err := st.exec(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	committed = true
+	if r.sum.Changed {
+		if _, err := st.exec(ctx, "CHECKPOINT"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteFiles removes every row of the given file ids.
+func (r *run) deleteFiles(ctx context.Context, ids []int64) (map[string]int64, error) {
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	removed := map[string]int64{}
+	for lo := 0; lo < len(ids); lo += 4096 {
+		chunk := ids[lo:min(lo+4096, len(ids))]
+		var b strings.Builder
+		for i, id := range chunk {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.FormatInt(id, 10))
+		}
+		for _, t := range Tables {
+			n, err := r.st.exec(ctx, fmt.Sprintf("DELETE FROM %s WHERE file_id IN (%s)", t.Name, b.String()))
+			if err != nil {
+				return nil, err
+			}
+			removed[t.Name] += n
+		}
+	}
+	return removed, nil
+}
+
+func pathIssueKey(path, code, msg string) string { return path + "\x00" + code + "\x00" + msg }
+
+// pathIssueSet returns the path-level issues of the last export.
+func (r *run) pathIssueSet(ctx context.Context) (map[string]bool, error) {
+	out := map[string]bool{}
+	err := r.st.queryRows(ctx, "SELECT path, code, message FROM ingest_issues WHERE file_id IS NULL", func(v []driver.Value) error {
+		out[pathIssueKey(v[0].(string), v[1].(string), v[2].(string))] = true
+		return nil
+	})
+	return out, err
+}
+
+// replacePathIssues stores the discovery issues (broken links, link
+// cycles, unreadable directories) when they differ from the last export's.
+func (r *run) replacePathIssues(ctx context.Context, cur []ingest.PathIssue, prev map[string]bool, full bool) (bool, error) {
+	same := !full && len(cur) == len(prev)
+	if same {
+		for _, pi := range cur {
+			if !prev[pathIssueKey(pi.Path, pi.Issue.Code, pi.Issue.Message)] {
+				same = false
+				break
+			}
+		}
+	}
+	if same {
+		return false, nil
+	}
+	if _, err := r.st.exec(ctx, "DELETE FROM ingest_issues WHERE file_id IS NULL"); err != nil {
+		return false, err
+	}
+	for _, pi := range cur {
+		row := issueRow{lineNo: pi.Issue.Line, severity: string(pi.Issue.Severity), code: pi.Issue.Code, message: validString([]byte(pi.Issue.Message))}
+		var vals []any
+		for _, v := range row.values(nil, optInt{}, validString([]byte(pi.Path))) {
+			vals = append(vals, v)
+		}
+		if _, err := r.st.exec(ctx, "INSERT INTO ingest_issues VALUES (?, ?, ?, ?, ?, ?)", vals...); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// derive recomputes the columns that depend on several files.
+func (r *run) derive(ctx context.Context) (map[string]int64, error) {
+	updated := map[string]int64{}
+	steps := []struct{ name, table string }{
+		{"session_order", ""},
+		{"resolve_parents", TableSessions},
+		{"derive_fork_copies", TableEntries},
+		{"derive_counted", TableUsage},
+	}
+	for _, s := range steps {
+		n, err := r.st.exec(ctx, queries.Export(s.name))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+		if s.table != "" {
+			updated[s.table] += n
+		}
+	}
+	return updated, nil
+}
+
+// counts fills the per-table and per-status counts of the summary.
+func (r *run) counts(ctx context.Context, added, removed, updated map[string]int64) error {
+	for _, t := range Tables {
+		tc := TableCount{Table: t.Name, Added: added[t.Name], Removed: removed[t.Name], Updated: updated[t.Name]}
+		if err := r.st.queryRows(ctx, "SELECT count(*) FROM "+t.Name, func(v []driver.Value) error {
+			tc.Rows = v[0].(int64)
+			return nil
+		}); err != nil {
+			return err
+		}
+		r.sum.Tables = append(r.sum.Tables, tc)
+	}
+	r.sum.ByStatus = map[string]int{}
+	if err := r.st.queryRows(ctx, "SELECT status, count(*) FROM files GROUP BY status", func(v []driver.Value) error {
+		n := int(v[1].(int64))
+		r.sum.ByStatus[v[0].(string)] = n
+		r.sum.Files += n
+		return nil
+	}); err != nil {
+		return err
+	}
+	return r.st.queryRows(ctx, `SELECT count(*) FROM files f WHERE status <> 'empty'
+		AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.file_id = f.file_id)`, func(v []driver.Value) error {
+		r.sum.Rejected = int(v[0].(int64))
+		return nil
+	})
+}
+
+// unreadable turns a result into that of a file that could not be read:
+// no rows, status unreadable and the read error as an issue.
+func (fr *fileResult) unreadable(err error) {
+	fr.session, fr.entries, fr.blocks, fr.usage = nil, nil, nil, nil
+	fr.res.Status = validate.StatusUnreadable
+	msg := err.Error()
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		msg = pe.Op + ": " + pe.Err.Error()
+	}
+	fr.issues = append(fr.issues, issueRow{severity: string(ingest.SeverityError), code: ingest.CodeUnreadable, message: msg})
+	fr.issueN++
+}

@@ -1,0 +1,112 @@
+-- Statements the export runs, in one transaction, after loading the rows of
+-- new and changed files, to maintain the columns that depend on more than
+-- one file (SPEC.md §3, §4). Each is idempotent: it only writes rows whose
+-- value changes.
+
+-- name: session_order
+-- The order in which sessions own the records they share with copies
+-- (SPEC.md §4): oldest header instant first (missing or unparseable last),
+-- then session id, then path.
+CREATE OR REPLACE TEMP TABLE session_order AS
+SELECT file_id, session_id,
+       row_number() OVER (ORDER BY created_at ASC NULLS LAST, session_id, path) AS ord
+FROM sessions
+
+-- name: derive_fork_copies
+-- entries.fork_copy_of: the session id of the first file (in session order)
+-- holding the same entry (copy_key), when that is another file.
+UPDATE entries SET fork_copy_of = d.fork_copy_of
+FROM (
+  SELECT file_id, entry_index,
+         CASE WHEN first_file <> file_id THEN first_session END AS fork_copy_of
+  FROM (
+    SELECT e.file_id, e.entry_index,
+           first_value(e.file_id) OVER w AS first_file,
+           first_value(o.session_id) OVER w AS first_session
+    FROM entries e JOIN session_order o USING (file_id)
+    WINDOW w AS (PARTITION BY e.copy_key ORDER BY o.ord, e.entry_index)
+  )
+) d
+WHERE entries.file_id = d.file_id AND entries.entry_index = d.entry_index
+  AND entries.fork_copy_of IS DISTINCT FROM d.fork_copy_of
+
+-- name: derive_counted
+-- usage.counted and duplicate_of_session_id: a billed record is counted
+-- when it is the first, in session order, of its copy_key_a group (when it
+-- has an entry id) and of its copy_key_b group; otherwise it is a copy of
+-- the first row of the group that made it one.
+UPDATE usage SET counted = d.counted, duplicate_of_session_id = d.dup
+FROM (
+  SELECT file_id, entry_index,
+         (rn_a = 1 AND rn_b = 1) AS counted,
+         CASE WHEN rn_a > 1 THEN first_a WHEN rn_b > 1 THEN first_b END AS dup
+  FROM (
+    SELECT u.file_id, u.entry_index,
+           CASE WHEN u.copy_key_a IS NULL THEN 1 ELSE row_number() OVER a END AS rn_a,
+           first_value(o.session_id) OVER a AS first_a,
+           row_number() OVER b AS rn_b,
+           first_value(o.session_id) OVER b AS first_b
+    FROM usage u JOIN session_order o USING (file_id)
+    WINDOW a AS (PARTITION BY u.copy_key_a ORDER BY o.ord, u.entry_index),
+           b AS (PARTITION BY u.copy_key_b ORDER BY o.ord, u.entry_index)
+  )
+) d
+WHERE usage.file_id = d.file_id AND usage.entry_index = d.entry_index
+  AND (usage.counted IS DISTINCT FROM d.counted OR usage.duplicate_of_session_id IS DISTINCT FROM d.dup)
+
+-- name: resolve_parents
+-- sessions.parent_session_id for headers that name their parent by path
+-- (pre-v4 parentSession, v1 branchedFrom): the session at that exact path,
+-- else a session whose file has the same name (files move between ~/.pi and
+-- ~/.atomic), else the id in a <ts>_<id>.jsonl file name; NULL when none
+-- applies. Headers with parentSessionId are left alone.
+UPDATE sessions SET parent_session_id = r.pid, parent_resolved_by = r.how
+FROM (
+  SELECT s.file_id,
+         coalesce(bypath.session_id, byname.session_id, s.id_in_name) AS pid,
+         CASE WHEN bypath.session_id IS NOT NULL THEN 'path'
+              WHEN byname.session_id IS NOT NULL THEN 'file_name'
+              WHEN s.id_in_name IS NOT NULL THEN 'id_in_file_name' END AS how
+  FROM (
+    SELECT file_id, parent_session_path,
+           regexp_extract(parent_session_path, '[^/\\]+$') AS base,
+           nullif(regexp_extract(regexp_extract(parent_session_path, '[^/\\]+$'), '^[^_]*_(.+)\.jsonl$', 1), '') AS id_in_name
+    FROM sessions
+    WHERE parent_session_path IS NOT NULL AND parent_resolved_by IS DISTINCT FROM 'header'
+  ) s
+  LEFT JOIN (SELECT path, min(session_id) AS session_id FROM sessions GROUP BY path) bypath
+         ON bypath.path = s.parent_session_path
+  LEFT JOIN (SELECT regexp_extract(path, '[^/\\]+$') AS base, min(session_id) AS session_id
+             FROM sessions GROUP BY ALL) byname
+         ON byname.base = s.base
+) r
+WHERE sessions.file_id = r.file_id
+  AND (sessions.parent_session_id IS DISTINCT FROM r.pid OR sessions.parent_resolved_by IS DISTINCT FROM r.how)
+
+-- name: apply_cost_mode
+-- cost_* and cost_source for the --cost mode $1 (auto, recorded, calculate),
+-- SPEC.md §4: recorded uses usage.cost; calculate prices the tokens; auto
+-- uses the recorded cost when present and non-zero for non-zero tokens, else
+-- calculates. Without a cost the row is unpriced and its cost columns NULL.
+-- Applied to rows not costed yet (cost_source '') or, when $2, to all rows.
+UPDATE usage SET
+  cost_source      = s.src,
+  cost_input       = CASE s.src WHEN 'recorded' THEN recorded_cost_input       WHEN 'calculated' THEN calculated_cost_input END,
+  cost_output      = CASE s.src WHEN 'recorded' THEN recorded_cost_output      WHEN 'calculated' THEN calculated_cost_output END,
+  cost_cache_read  = CASE s.src WHEN 'recorded' THEN recorded_cost_cache_read  WHEN 'calculated' THEN calculated_cost_cache_read END,
+  cost_cache_write = CASE s.src WHEN 'recorded' THEN recorded_cost_cache_write WHEN 'calculated' THEN calculated_cost_cache_write END,
+  cost_total       = CASE s.src WHEN 'recorded' THEN recorded_cost_total       WHEN 'calculated' THEN calculated_cost_total END
+FROM (
+  SELECT file_id, entry_index,
+         CASE
+           WHEN $1 = 'recorded' THEN CASE WHEN recorded_cost_total IS NOT NULL THEN 'recorded' ELSE 'unpriced' END
+           WHEN $1 = 'calculate' THEN CASE WHEN calculated_cost_total IS NOT NULL THEN 'calculated' ELSE 'unpriced' END
+           WHEN recorded_cost_total IS NOT NULL
+                AND (recorded_cost_total <> 0 OR input + output + cache_read + cache_write = 0) THEN 'recorded'
+           WHEN calculated_cost_total IS NOT NULL THEN 'calculated'
+           ELSE 'unpriced'
+         END AS src
+  FROM usage
+  WHERE cost_source = '' OR $2
+) s
+WHERE usage.file_id = s.file_id AND usage.entry_index = s.entry_index

@@ -1,0 +1,162 @@
+// Package queries holds the SQL of sessions-etl as named statements in
+// embedded .sql files, so the SQL is read, reviewed and tested as SQL:
+//
+//   - views.sql: the views created in every exported DuckDB database
+//     (SPEC.md §3 "plus the views from queries/"), one `-- name: X` block
+//     per view holding the view's SELECT;
+//   - export.sql: the statements the export uses to maintain its derived
+//     columns (fork copies, counted usage, parent sessions, cost columns).
+//
+// A block starts with a line `-- name: <identifier>`; the comment lines that
+// follow it are its documentation; the rest, up to the next `-- name:` line,
+// is one SQL statement (a trailing semicolon is dropped).
+package queries
+
+import (
+	"embed"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+//go:embed views.sql export.sql
+var files embed.FS
+
+// Statement is one named SQL statement.
+type Statement struct {
+	Name string // identifier after `-- name:`
+	Doc  string // the comment lines right after the name line, without "-- "
+	SQL  string // the statement, without a trailing semicolon
+	File string // the .sql file it comes from
+	Line int    // 1-based line of its `-- name:` line
+}
+
+var nameLine = regexp.MustCompile(`^--\s*name:\s*([A-Za-z_][A-Za-z0-9_]*)\s*$`)
+
+// Parse splits src (the contents of file) into named statements. Text before
+// the first name line must be comments or blank. Names must be unique.
+func Parse(file string, src string) ([]Statement, error) {
+	var out []Statement
+	var cur *Statement
+	var body []string
+	inDoc := false
+	seen := map[string]int{}
+	finish := func() error {
+		if cur == nil {
+			return nil
+		}
+		sql := strings.TrimSpace(strings.Join(body, "\n"))
+		sql = strings.TrimSpace(strings.TrimSuffix(sql, ";"))
+		if sql == "" {
+			return fmt.Errorf("%s:%d: statement %s is empty", file, cur.Line, cur.Name)
+		}
+		if strings.Contains(stripComments(sql), ";") {
+			return fmt.Errorf("%s:%d: statement %s holds more than one statement", file, cur.Line, cur.Name)
+		}
+		cur.SQL = sql
+		out = append(out, *cur)
+		return nil
+	}
+	for i, line := range strings.Split(src, "\n") {
+		if m := nameLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			if err := finish(); err != nil {
+				return nil, err
+			}
+			if prev, dup := seen[m[1]]; dup {
+				return nil, fmt.Errorf("%s:%d: statement %s already defined on line %d", file, i+1, m[1], prev)
+			}
+			seen[m[1]] = i + 1
+			cur = &Statement{Name: m[1], File: file, Line: i + 1}
+			body = body[:0]
+			inDoc = true
+			continue
+		}
+		trimmed := strings.TrimSpace(line)
+		if cur == nil {
+			if trimmed != "" && !strings.HasPrefix(trimmed, "--") {
+				return nil, fmt.Errorf("%s:%d: SQL before the first `-- name:` line", file, i+1)
+			}
+			continue
+		}
+		if inDoc && strings.HasPrefix(trimmed, "--") {
+			d := strings.TrimSpace(strings.TrimPrefix(trimmed, "--"))
+			if cur.Doc != "" {
+				cur.Doc += " "
+			}
+			cur.Doc += d
+			continue
+		}
+		inDoc = false
+		body = append(body, line)
+	}
+	if err := finish(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// stripComments removes `--` line comments and string literals, so that a
+// semicolon inside them is not taken for a statement separator.
+func stripComments(sql string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(sql, "\n") {
+		inStr := false
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			if c == '\'' {
+				inStr = !inStr
+				continue
+			}
+			if inStr {
+				continue
+			}
+			if c == '-' && i+1 < len(line) && line[i+1] == '-' {
+				break
+			}
+			b.WriteByte(c)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func mustParse(file string) []Statement {
+	src, err := files.ReadFile(file)
+	if err != nil {
+		panic("queries: embedded " + file + " missing: " + err.Error())
+	}
+	st, err := Parse(file, string(src))
+	if err != nil {
+		panic("queries: " + err.Error())
+	}
+	return st
+}
+
+var (
+	views  = mustParse("views.sql")
+	export = mustParse("export.sql")
+)
+
+// Views returns the views of views.sql in file order. Each Statement's SQL
+// is the view's SELECT; CreateView turns it into DDL.
+func Views() []Statement { return append([]Statement(nil), views...) }
+
+// CreateView returns the DDL that creates (or replaces) the view.
+func CreateView(v Statement) string {
+	return fmt.Sprintf("CREATE OR REPLACE VIEW %s AS\n%s", v.Name, v.SQL)
+}
+
+// Export returns the export maintenance statement called name. It panics
+// when there is none: names are compile-time constants of package export,
+// checked by its tests.
+func Export(name string) string {
+	for _, s := range export {
+		if s.Name == name {
+			return s.SQL
+		}
+	}
+	panic("queries: no export statement " + name)
+}
+
+// ExportStatements returns every statement of export.sql in file order.
+func ExportStatements() []Statement { return append([]Statement(nil), export...) }

@@ -1,0 +1,78 @@
+package queries
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParse(t *testing.T) {
+	src := `-- file comment
+
+-- name: first
+-- What the first one does,
+-- on two lines.
+SELECT 1 -- a comment; with a semicolon
+FROM t WHERE s = 'a;b';
+
+-- name: second
+SELECT 2
+`
+	got, err := Parse("x.sql", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Statement{
+		{Name: "first", Doc: "What the first one does, on two lines.", SQL: "SELECT 1 -- a comment; with a semicolon\nFROM t WHERE s = 'a;b'", File: "x.sql", Line: 3},
+		{Name: "second", SQL: "SELECT 2", File: "x.sql", Line: 9},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for name, src := range map[string]string{
+		"sql before a name": "SELECT 1\n-- name: a\nSELECT 2",
+		"duplicate name":    "-- name: a\nSELECT 1\n-- name: a\nSELECT 2",
+		"empty statement":   "-- name: a\n-- only a comment\n",
+		"two statements":    "-- name: a\nSELECT 1; SELECT 2",
+	} {
+		if _, err := Parse("x.sql", src); err == nil || !strings.Contains(err.Error(), "x.sql:") {
+			t.Errorf("%s: err = %v, want an error naming x.sql and a line", name, err)
+		}
+	}
+}
+
+func TestEmbeddedFiles(t *testing.T) {
+	var names []string
+	for _, v := range Views() {
+		names = append(names, v.Name)
+		if v.Doc == "" {
+			t.Errorf("view %s has no documentation comment", v.Name)
+		}
+		if !strings.HasPrefix(CreateView(v), "CREATE OR REPLACE VIEW "+v.Name+" AS\n") {
+			t.Errorf("CreateView(%s) = %q", v.Name, CreateView(v))
+		}
+	}
+	for _, required := range []string{"counted_usage", "daily_usage", "session_usage", "model_usage", "tool_calls"} {
+		if !contains(names, required) {
+			t.Errorf("views.sql lacks %s (has %v)", required, names)
+		}
+	}
+	for _, s := range ExportStatements() {
+		if Export(s.Name) != s.SQL {
+			t.Errorf("Export(%s) differs from its statement", s.Name)
+		}
+	}
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,140 @@
+-- Views created in every exported DuckDB database. Each block is the
+-- SELECT of one view; the block's comment is its documentation. Totals
+-- start from counted_usage, so fork and file copies are counted once
+-- (SPEC.md §4). Days are UTC: group timestamps in another zone yourself
+-- (timezone('America/Los_Angeles', timestamp::TIMESTAMPTZ)).
+
+-- name: counted_usage
+-- Billed records counted once: usage without fork and file copies.
+SELECT * FROM usage WHERE counted
+
+-- name: daily_usage
+-- Counted usage per UTC day. cost_total sums priced records only;
+-- unpriced_records says how many had no cost (never counted as $0).
+SELECT CAST(timestamp AS DATE) AS day,
+       count(*) AS records,
+       count(DISTINCT session_id) AS sessions,
+       sum(input) AS input,
+       sum(output) AS output,
+       sum(cache_read) AS cache_read,
+       sum(cache_write) AS cache_write,
+       sum(total_tokens) AS total_tokens,
+       sum(cost_total) AS cost_total,
+       count(*) FILTER (WHERE cost_source = 'unpriced') AS unpriced_records
+FROM counted_usage
+GROUP BY day
+ORDER BY day NULLS LAST
+
+-- name: session_usage
+-- Counted usage per session id, with the session's project and name taken
+-- from its oldest file.
+SELECT u.session_id,
+       s.project,
+       s.name,
+       s.source,
+       s.created_at,
+       s.parent_session_id,
+       count(*) AS records,
+       min(u.timestamp) AS first_usage,
+       max(u.timestamp) AS last_usage,
+       sum(u.input) AS input,
+       sum(u.output) AS output,
+       sum(u.cache_read) AS cache_read,
+       sum(u.cache_write) AS cache_write,
+       sum(u.total_tokens) AS total_tokens,
+       sum(u.cost_total) AS cost_total,
+       count(*) FILTER (WHERE u.cost_source = 'unpriced') AS unpriced_records
+FROM counted_usage u
+LEFT JOIN (
+  SELECT session_id,
+         first(project ORDER BY created_at NULLS LAST, path) AS project,
+         first(name ORDER BY created_at NULLS LAST, path) AS name,
+         first(source ORDER BY created_at NULLS LAST, path) AS source,
+         min(created_at) AS created_at,
+         first(parent_session_id ORDER BY created_at NULLS LAST, path) AS parent_session_id
+  FROM sessions
+  GROUP BY session_id
+) s USING (session_id)
+GROUP BY ALL
+ORDER BY first_usage NULLS LAST, u.session_id
+
+-- name: project_usage
+-- Counted usage per project (last path element of the session's cwd).
+SELECT s.project,
+       count(DISTINCT u.session_id) AS sessions,
+       count(*) AS records,
+       sum(u.input) AS input,
+       sum(u.output) AS output,
+       sum(u.cache_read) AS cache_read,
+       sum(u.cache_write) AS cache_write,
+       sum(u.total_tokens) AS total_tokens,
+       sum(u.cost_total) AS cost_total,
+       count(*) FILTER (WHERE u.cost_source = 'unpriced') AS unpriced_records
+FROM counted_usage u
+JOIN sessions s USING (file_id)
+GROUP BY s.project
+ORDER BY cost_total DESC NULLS LAST, s.project NULLS LAST
+
+-- name: model_usage
+-- Counted usage per provider and model, with how each record was costed.
+SELECT provider,
+       model,
+       count(*) AS records,
+       sum(input) AS input,
+       sum(output) AS output,
+       sum(cache_read) AS cache_read,
+       sum(cache_write) AS cache_write,
+       sum(total_tokens) AS total_tokens,
+       sum(cost_total) AS cost_total,
+       count(*) FILTER (WHERE cost_source = 'recorded') AS recorded_records,
+       count(*) FILTER (WHERE cost_source = 'calculated') AS calculated_records,
+       count(*) FILTER (WHERE cost_source = 'unpriced') AS unpriced_records
+FROM counted_usage
+GROUP BY provider, model
+ORDER BY cost_total DESC NULLS LAST, provider NULLS LAST, model NULLS LAST
+
+-- name: unpriced_models
+-- Models whose counted usage has no cost (SPEC.md §4: listed, never $0).
+SELECT provider,
+       model,
+       count(*) AS records,
+       sum(input) AS input,
+       sum(output) AS output,
+       sum(cache_read) AS cache_read,
+       sum(cache_write) AS cache_write,
+       min(timestamp) AS first_seen,
+       max(timestamp) AS last_seen
+FROM counted_usage
+WHERE cost_source = 'unpriced'
+GROUP BY provider, model
+ORDER BY records DESC, provider NULLS LAST, model NULLS LAST
+
+-- name: tool_calls
+-- Tool calls per tool name: toolCall blocks of assistant messages, joined
+-- to the toolResult messages of the same file by tool call id. Entries
+-- copied from an older session (fork_copy_of) are left out, so a forked
+-- call is counted once. errors counts results with isError; output_bytes
+-- sums the byte_size of the results' blocks.
+WITH calls AS (
+  SELECT b.file_id, b.tool_call_id, b.tool_name
+  FROM content_blocks b
+  JOIN entries e USING (file_id, entry_index)
+  WHERE b.block_type = 'toolCall' AND e.fork_copy_of IS NULL
+), results AS (
+  SELECT b.file_id, b.tool_call_id,
+         bool_or(b.is_error) AS is_error,
+         sum(b.byte_size) AS output_bytes
+  FROM content_blocks b
+  JOIN entries e USING (file_id, entry_index)
+  WHERE e.role = 'toolResult' AND e.fork_copy_of IS NULL AND b.tool_call_id IS NOT NULL
+  GROUP BY b.file_id, b.tool_call_id
+)
+SELECT c.tool_name,
+       count(*) AS calls,
+       count(r.tool_call_id) AS results,
+       count(*) FILTER (WHERE r.is_error) AS errors,
+       coalesce(sum(r.output_bytes), 0) AS output_bytes
+FROM calls c
+LEFT JOIN results r ON r.file_id = c.file_id AND r.tool_call_id = c.tool_call_id
+GROUP BY c.tool_name
+ORDER BY calls DESC, c.tool_name NULLS LAST

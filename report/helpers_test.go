@@ -1,0 +1,102 @@
+package report
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sessions-etl/sessions-etl/ingest"
+)
+
+const casesDir = "../testdata/cases"
+
+// runOn runs a report over paths with its own database in a temporary
+// directory; edit adjusts the options.
+func runOn(t *testing.T, kind Kind, paths []string, edit func(*Options)) *Report {
+	t.Helper()
+	return runOnDB(t, kind, filepath.Join(t.TempDir(), "report.duckdb"), paths, edit)
+}
+
+func runOnDB(t *testing.T, kind Kind, db string, paths []string, edit func(*Options)) *Report {
+	t.Helper()
+	roots, err := ingest.PathRoots(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Kind: kind, Roots: roots, DBPath: db, Managed: true, Workers: 2, Location: time.UTC}
+	if edit != nil {
+		edit(&o)
+	}
+	r, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("report %s over %v: %v", kind, paths, err)
+	}
+	return r
+}
+
+// relDiff is |a-b| relative to the larger magnitude.
+func relDiff(a, b float64) float64 {
+	d := math.Abs(a - b)
+	if d == 0 {
+		return 0
+	}
+	return d / math.Max(math.Abs(a), math.Abs(b))
+}
+
+func mustLoc(t *testing.T, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
+
+func writeFile(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func moveFile(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(from, to); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyTree copies the regular files under src into a new temporary
+// directory and returns it.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, raw, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -220,7 +221,21 @@ func zoneName(opts *reportOptions) string {
 	case os.Getenv("TZ") != "":
 		return os.Getenv("TZ")
 	}
-	return "local"
+	// The system zone's name, from the /etc/localtime link (…/zoneinfo/Europe/Paris).
+	if target, err := os.Readlink("/etc/localtime"); err == nil {
+		if _, name, ok := strings.Cut(target, "zoneinfo/"); ok && name != "" {
+			return name + " (local)"
+		}
+	}
+	_, offset := time.Now().Zone()
+	return fmt.Sprintf("local (UTC%+03d:%02d)", offset/3600, abs(offset%3600)/60)
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Options) error {
@@ -258,8 +273,20 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 			humanBytes(sum.BytesRead), ro.DBPath, float64(sum.ElapsedMS)/1000)
 	}
 	if sum.Rejected > 0 {
-		if ios.ErrIsTerminal && !opts.JSON && !opts.Quiet {
-			fmt.Fprintf(ios.ErrOut, "%d files were not read (not a session, unknown version or unreadable): sessions-etl validate lists them.\n", sum.Rejected)
+		if !opts.Quiet {
+			// not_session files with a BOM are read (SPEC.md §1.5): the
+			// rest of the rejected files are the other not_session ones.
+			others := sum.ByStatus["future_version"] + sum.ByStatus["unrecognized_version"] + sum.ByStatus["unreadable"]
+			counts := map[string]int{"not_session": sum.Rejected - others, "future_version": sum.ByStatus["future_version"],
+				"unrecognized_version": sum.ByStatus["unrecognized_version"], "unreadable": sum.ByStatus["unreadable"]}
+			var parts []string
+			for _, st := range []string{"not_session", "future_version", "unrecognized_version", "unreadable"} {
+				if n := counts[st]; n > 0 {
+					parts = append(parts, fmt.Sprintf("%d %s", n, st))
+				}
+			}
+			fmt.Fprintf(ios.ErrOut, "sessions-etl: %d of %d files could not be used (%s); their usage is not in this report. "+
+				"Run 'sessions-etl validate' on the same paths to see each file and line.\n", sum.Rejected, sum.Files, strings.Join(parts, ", "))
 		}
 		return errFailed
 	}

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -632,14 +633,13 @@ func (t *Tape) Int(n int) (int64, bool) {
 // as JavaScript would print them when re-encoding to UTF-8.
 func unescape(dst, s []byte) []byte {
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c != '\\' {
-			j := i + 1
-			for j < len(s) && s[j] != '\\' {
-				j++
+		if s[i] != '\\' {
+			j := bytes.IndexByte(s[i:], '\\')
+			if j < 0 {
+				return append(dst, s[i:]...)
 			}
-			dst = append(dst, s[i:j]...)
-			i = j
+			dst = append(dst, s[i:i+j]...)
+			i += j
 			continue
 		}
 		if i+1 >= len(s) {

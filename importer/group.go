@@ -572,7 +572,7 @@ func (im *importer) openTarget(ctx context.Context, p string) (*tgt, error) {
 		return t, nil
 	default:
 		t.detail = string(res.Status)
-		if e := firstError(res); e != "" {
+		if e := res.FirstError(); e != "" {
 			t.detail += ": " + e
 		}
 		return t, nil
@@ -582,16 +582,4 @@ func (im *importer) openTarget(ctx context.Context, p string) (*tgt, error) {
 		return nil, err
 	}
 	return t, nil
-}
-
-func firstError(res validate.Result) string {
-	for _, is := range res.Issues {
-		if is.Severity == ingest.SeverityError {
-			if is.Line > 0 {
-				return fmt.Sprintf("line %d: %s", is.Line, is.Message)
-			}
-			return is.Message
-		}
-	}
-	return ""
 }

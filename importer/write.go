@@ -30,7 +30,7 @@ func postCheck(res validate.Result, plan *migrate.Plan) error {
 		res.Header.HasParentPath && !res.Header.HasTimestamp
 	switch {
 	case res.Status != validate.StatusCurrent && !keptParent:
-		return &checkError{fmt.Sprintf("the upgraded copy validates as %s (%s)", res.Status, firstError(res))}
+		return &checkError{fmt.Sprintf("the upgraded copy validates as %s (%s)", res.Status, res.FirstError())}
 	case res.Entries != plan.Entries:
 		return &checkError{fmt.Sprintf("the upgraded copy has %d entries, the original %d", res.Entries, plan.Entries)}
 	case res.Header.ID != plan.SessionID:

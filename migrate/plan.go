@@ -333,7 +333,7 @@ func PlanFile(ctx context.Context, src io.ReaderAt, size int64, opts PlanOptions
 		return nil, &SkipError{Reason: string(res.Status)}
 	default:
 		if !opts.Repair {
-			return nil, &SkipError{Reason: string(res.Status), Detail: firstError(res)}
+			return nil, &SkipError{Reason: string(res.Status), Detail: res.FirstError()}
 		}
 		if err := p.repairable(res); err != nil {
 			return nil, err
@@ -343,7 +343,7 @@ func PlanFile(ctx context.Context, src io.ReaderAt, size int64, opts PlanOptions
 		}
 	}
 	if plan.FromVersion == 0 {
-		return nil, &SkipError{Reason: string(res.Status), Detail: firstError(res)}
+		return nil, &SkipError{Reason: string(res.Status), Detail: res.FirstError()}
 	}
 	if p.conflict != "" {
 		return nil, &SkipError{Reason: ReasonConflict, Detail: p.conflict}
@@ -373,22 +373,10 @@ func PlanFile(ctx context.Context, src io.ReaderAt, size int64, opts PlanOptions
 	return plan, nil
 }
 
-func firstError(res validate.Result) string {
-	for _, is := range res.Issues {
-		if is.Severity == ingest.SeverityError {
-			if is.Line > 0 {
-				return fmt.Sprintf("line %d: %s", is.Line, is.Message)
-			}
-			return is.Message
-		}
-	}
-	return ""
-}
-
 // repairable accepts only damage the agent itself would silently drop.
 func (p *planner) repairable(res validate.Result) error {
 	if res.Status == validate.StatusFutureVersion || res.Status == validate.StatusUnrecognizedVersion {
-		return &SkipError{Reason: string(res.Status), Detail: firstError(res)}
+		return &SkipError{Reason: string(res.Status), Detail: res.FirstError()}
 	}
 	if !p.header || p.hdr.line == 0 {
 		return &SkipError{Reason: ReasonNotRepairable, Detail: "no readable session header"}

@@ -552,7 +552,7 @@ func postCheck(ctx context.Context, tmp string, plan *Plan) error {
 	keptParent := plan.KeptParent && res.Status == validate.StatusNeedsUpgrade && res.EarlyV4 &&
 		res.Header.HasParentPath && !res.Header.HasTimestamp
 	if res.Status != validate.StatusCurrent && !keptParent {
-		return fmt.Errorf("migrated bytes validate as %s (%s); original left untouched", res.Status, firstError(res))
+		return fmt.Errorf("migrated bytes validate as %s (%s); original left untouched", res.Status, res.FirstError())
 	}
 	if res.Entries != plan.Entries {
 		return fmt.Errorf("migrated file has %d entries, original %d; original left untouched", res.Entries, plan.Entries)

@@ -84,6 +84,20 @@ type Result struct {
 	Errors, Warnings, Notes int
 }
 
+// FirstError describes the first error-severity issue ("line N: message"),
+// or returns "" when there is none.
+func (r Result) FirstError() string {
+	for _, is := range r.Issues {
+		if is.Severity == ingest.SeverityError {
+			if is.Line > 0 {
+				return fmt.Sprintf("line %d: %s", is.Line, is.Message)
+			}
+			return is.Message
+		}
+	}
+	return ""
+}
+
 // MaxListedIssues caps the issues kept per file; the rest are counted and
 // summarised by one issues_truncated note.
 const MaxListedIssues = 100

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -81,13 +80,6 @@ file is a conflict, failed, or skipped for an error; 2 on usage errors.`,
 	f.BoolVar(&opts.KeepUnresolvedParent, "keep-unresolved-parent", false, "import forks whose parent cannot be found, keeping the parentSession path")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "list every file, not only problems and updates")
 	return cmd
-}
-
-func runsDir(ios *IO, backupDir string) string {
-	if backupDir != "" {
-		return backupDir
-	}
-	return filepath.Join(stateDir(ios), "runs")
 }
 
 func runImport(cmd *cobra.Command, ios *IO, opts *importOptions, args []string) error {

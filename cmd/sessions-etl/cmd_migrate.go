@@ -68,6 +68,15 @@ Exit status: 0 when every file is upgraded, current or empty; 1 otherwise.`,
 	return cmd
 }
 
+// runsDir is where migrate and import create run directories: --backup-dir,
+// else the state directory's runs/.
+func runsDir(ios *IO, backupDir string) string {
+	if backupDir != "" {
+		return backupDir
+	}
+	return filepath.Join(stateDir(ios), "runs")
+}
+
 // stateDir is where sessions-etl keeps run directories and lock files:
 // $XDG_STATE_HOME/sessions-etl, else ~/.local/state/sessions-etl.
 func stateDir(ios *IO) string {
@@ -82,11 +91,7 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 	if err != nil {
 		return err
 	}
-	state := stateDir(ios)
-	runs := opts.BackupDir
-	if runs == "" {
-		runs = filepath.Join(state, "runs")
-	}
+	state, runs := stateDir(ios), runsDir(ios, opts.BackupDir)
 	out := bufio.NewWriter(ios.Out)
 	defer out.Flush()
 	enc := json.NewEncoder(out)
@@ -186,11 +191,7 @@ func printMigrateResult(w *bufio.Writer, r migrate.FileResult, details bool) {
 }
 
 func runUndo(cmd *cobra.Command, ios *IO, opts *migrateOptions) error {
-	state := stateDir(ios)
-	runs := opts.BackupDir
-	if runs == "" {
-		runs = filepath.Join(state, "runs")
-	}
+	state, runs := stateDir(ios), runsDir(ios, opts.BackupDir)
 	dir, err := migrate.ResolveRun(runs, opts.Undo)
 	if err != nil {
 		return usageError{err}

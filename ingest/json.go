@@ -112,6 +112,7 @@ var (
 	strSpecial   [256]bool // '"', '\\' and control characters end a fast string run
 	isDigit      [256]bool
 	validEscapes [256]bool
+	simpleEscape [256]bool // escapes of one character after the backslash (all but \u)
 )
 
 func init() {
@@ -128,6 +129,7 @@ func init() {
 	}
 	for _, c := range `"\/bfnrtu` {
 		validEscapes[c] = true
+		simpleEscape[c] = c != 'u'
 	}
 }
 
@@ -167,35 +169,36 @@ func skipString(buf []byte, i int) (int, bool, *SyntaxError) {
 		if i >= n {
 			return n, esc, &SyntaxError{Offset: start, Msg: "unterminated string", Incomplete: true}
 		}
-		switch c := buf[i]; c {
-		case '"':
-			return i + 1, esc, nil
-		case '\\':
+		c := buf[i]
+		if c == '\\' { // the most frequent special in tool output
 			esc = true
 			if i+1 >= n {
 				return n, esc, &SyntaxError{Offset: i, Msg: "unterminated escape", Incomplete: true}
 			}
 			e := buf[i+1]
-			if !validEscapes[e] {
+			if simpleEscape[e] {
+				i += 2
+				continue
+			}
+			if e != 'u' {
 				return i, esc, &SyntaxError{Offset: i, Msg: fmt.Sprintf("invalid escape %q", e)}
 			}
-			if e == 'u' {
-				for k := 0; k < 4; k++ {
-					j := i + 2 + k
-					if j >= n {
-						return n, esc, &SyntaxError{Offset: i, Msg: "unterminated \\u escape", Incomplete: true}
-					}
-					if !isHex(buf[j]) {
-						return j, esc, &SyntaxError{Offset: j, Msg: "invalid \\u escape"}
-					}
+			for k := 0; k < 4; k++ {
+				j := i + 2 + k
+				if j >= n {
+					return n, esc, &SyntaxError{Offset: i, Msg: "unterminated \\u escape", Incomplete: true}
 				}
-				i += 6
-			} else {
-				i += 2
+				if !isHex(buf[j]) {
+					return j, esc, &SyntaxError{Offset: j, Msg: "invalid \\u escape"}
+				}
 			}
-		default:
-			return i, esc, &SyntaxError{Offset: i, Msg: fmt.Sprintf("control character 0x%02x in string", c)}
+			i += 6
+			continue
 		}
+		if c == '"' {
+			return i + 1, esc, nil
+		}
+		return i, esc, &SyntaxError{Offset: i, Msg: fmt.Sprintf("control character 0x%02x in string", c)}
 	}
 }
 

@@ -118,6 +118,7 @@ type v1Entry struct {
 	typeEnd       int64 // offset just after the "type" value (insertion point)
 	hasType       bool
 	id            string
+	idRaw         []byte // the id's JSON text as written (invalid UTF-8 kept)
 	hasID         bool
 	idEnd         int64
 	hasParent     bool
@@ -237,6 +238,7 @@ func (p *planner) Record(r *ingest.Record) error {
 		}
 		if in := t.Get(root, "id"); in >= 0 {
 			e.id, _ = t.Str(in)
+			e.idRaw = bytes.Clone(t.Raw(in))
 			e.hasID = true
 			e.idEnd = fileOff(r, t.Nodes[in].End)
 		}
@@ -611,11 +613,19 @@ func (p *planner) planV1(plan *Plan) {
 			}
 		}
 	}
+	// ref is the JSON text that names entry i: an existing id is copied as
+	// written (re-encoding could change invalid UTF-8 and break the link).
+	ref := func(i int) []byte {
+		if p.entries[i].hasID {
+			return p.entries[i].idRaw
+		}
+		return jsonString(finalID[i])
+	}
 	for i := range p.entries {
 		e := &p.entries[i]
 		parent := []byte("null")
 		if i > 0 {
-			parent = jsonString(finalID[i-1])
+			parent = ref(i - 1)
 		}
 		switch {
 		case !e.hasID && !e.hasParent:
@@ -640,7 +650,7 @@ func (p *planner) planV1(plan *Plan) {
 				plan.Notes = append(plan.Notes, Change{Line: e.line, What: fmt.Sprintf("compaction firstKeptEntryIndex %d names no entry: left as is", e.firstKeptIdx)})
 			default:
 				plan.Edits = append(plan.Edits, Edit{Off: e.firstKept.keyStart, End: e.firstKept.valEnd,
-					New: append([]byte(`"firstKeptEntryId":`), jsonString(finalID[j])...)})
+					New: append([]byte(`"firstKeptEntryId":`), ref(j)...)})
 				plan.Changes = append(plan.Changes, Change{Line: e.line, What: fmt.Sprintf("compaction firstKeptEntryIndex %d → firstKeptEntryId %s", e.firstKeptIdx, finalID[j])})
 			}
 		}

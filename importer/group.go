@@ -160,6 +160,10 @@ func fail(r *Result, err error) {
 	}
 	if errors.Is(err, migrate.ErrLocked) {
 		r.Reason = ReasonLocked
+		var le *migrate.LockedError
+		if errors.As(err, &le) {
+			r.Detail = le.Hint()
+		}
 	}
 }
 

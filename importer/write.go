@@ -198,6 +198,7 @@ const OpMkdir = "mkdir"
 // (migrate.Undo), then the directories it created are removed when empty.
 // emit receives one result per journal entry and per directory removed.
 func Undo(ctx context.Context, runDir string, opts migrate.UndoOptions, emit func(migrate.UndoResult) error) error {
+	opts.Ops = []string{migrate.OpCreate, migrate.OpUpdate} // never a migrate run's rewrites
 	if err := migrate.Undo(ctx, runDir, opts, emit); err != nil {
 		return err
 	}

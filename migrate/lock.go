@@ -28,7 +28,27 @@ var DefaultLockConfig = LockConfig{Stale: 10 * time.Second, Update: 5 * time.Sec
 
 // ErrLocked reports a lock held by someone else (the agent, or another
 // sessions-etl process) for longer than the caller was willing to wait.
+// The errors returned wrap it in a *LockedError.
 var ErrLocked = errors.New("locked")
+
+// LockedError says who holds a file's lock.
+type LockedError struct {
+	Path  string
+	Agent bool          // the agent's proper-lockfile lock (else another sessions-etl process)
+	Age   time.Duration // how long ago the agent's lock was refreshed
+}
+
+func (e *LockedError) Error() string { return e.Path + ": " + e.Hint() }
+
+// Hint is the message a user needs: who holds the lock and what to do.
+func (e *LockedError) Hint() string {
+	if e.Agent {
+		return fmt.Sprintf("the agent holds its lock on the file (refreshed %s ago): close that session, or wait with --lock-wait 30s", e.Age.Round(time.Millisecond))
+	}
+	return "another sessions-etl process is working on the file: run again when it is done, or wait with --lock-wait 30s"
+}
+
+func (e *LockedError) Unwrap() error { return ErrLocked }
 
 // ErrLockLost reports that a lock we held was taken over: its mtime is not
 // the one we last set, or the lock directory vanished.
@@ -105,7 +125,7 @@ func LockAgent(ctx context.Context, file string, wait time.Duration, cfg LockCon
 			continue
 		}
 		if !time.Now().Before(deadline) {
-			return nil, fmt.Errorf("%s is locked by another process (lock refreshed %s ago): %w", file, age.Round(time.Millisecond), ErrLocked)
+			return nil, &LockedError{Path: file, Agent: true, Age: age}
 		}
 		select {
 		case <-ctx.Done():
@@ -228,7 +248,7 @@ func LockOwn(ctx context.Context, stateDir, file string, wait time.Duration, pol
 			return &OwnLock{fl: fl}, nil
 		}
 		if !time.Now().Before(deadline) {
-			return nil, fmt.Errorf("%s is being processed by another sessions-etl process: %w", file, ErrLocked)
+			return nil, &LockedError{Path: file}
 		}
 		select {
 		case <-ctx.Done():

@@ -462,6 +462,11 @@ func fileExists(p string) bool {
 }
 
 func lockResult(res FileResult, err error) FileResult {
+	var le *LockedError
+	if errors.As(err, &le) {
+		res.Result, res.Reason, res.Detail = ResultLocked, "locked", le.Hint()
+		return res
+	}
 	if errors.Is(err, ErrLocked) {
 		res.Result, res.Reason, res.Detail = ResultLocked, "locked", err.Error()
 		return res

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -35,7 +36,14 @@ type UndoOptions struct {
 	StateDir string
 	LockWait time.Duration
 	Lock     LockConfig
+	// Ops lists the journal operations this undo may take back (nil: all).
+	// `migrate --undo` passes rewrite and move, `import --undo` create and
+	// update, so neither takes back the other command's run by mistake.
+	Ops []string
 }
+
+// ErrWrongRun reports an undo asked of a run journaled by another command.
+var ErrWrongRun = errors.New("not a run of this command")
 
 // Undo reverts the run in runDir, newest entry first (SPEC.md §2.3 step 5):
 // a rewritten file whose current SHA-256 still equals the journal's "after"
@@ -50,6 +58,17 @@ func Undo(ctx context.Context, runDir string, opts UndoOptions, emit func(UndoRe
 	entries, err := ReadJournal(runDir)
 	if err != nil {
 		return fmt.Errorf("undo %s: %w", runDir, err)
+	}
+	if opts.Ops != nil {
+		for _, e := range entries {
+			if !slices.Contains(opts.Ops, e.Op) {
+				cmd := "migrate"
+				if e.Op == OpCreate || e.Op == OpUpdate {
+					cmd = "import"
+				}
+				return fmt.Errorf("undo %s: it journals %q operations, made by '%s': undo it with 'sessions-etl %s --undo': %w", runDir, e.Op, cmd, cmd, ErrWrongRun)
+			}
+		}
 	}
 	for i := len(entries) - 1; i >= 0; i-- {
 		if err := ctx.Err(); err != nil {
@@ -135,7 +154,7 @@ func undoOne(ctx context.Context, runDir string, e JournalEntry, opts UndoOption
 		return r
 	case e.SHA256After:
 	default:
-		r.Result, r.Detail = UndoChanged, "the file changed after the run (its hash is neither the before nor the after hash)"
+		r.Result, r.Detail = UndoChanged, "the file changed after the run; left as it is (the original is in the run's backup/ directory)"
 		return r
 	}
 	if e.Backup == "" {

@@ -130,6 +130,9 @@ const exportGoMemoryLimit = 192 << 20
 func printExportSummary(w *bufio.Writer, sum export.Summary) {
 	fmt.Fprintf(w, "Exported %d files in %.1fs: %d read (%s), %d unchanged, %d removed since the last export\n",
 		sum.Files, float64(sum.ElapsedMS)/1000, sum.Read, humanBytes(sum.BytesRead), sum.Unchanged, sum.Removed)
+	if why := rebuiltWhy[sum.Rebuilt]; why != "" {
+		fmt.Fprintf(w, "Every file was read: %s.\n", why)
+	}
 	if sum.DuckDBPath != "" {
 		fmt.Fprintf(w, "DuckDB:  %s\n", sum.DuckDBPath)
 	}
@@ -158,6 +161,16 @@ func printExportSummary(w *bufio.Writer, sum export.Summary) {
 	if sum.Rejected > 0 {
 		fmt.Fprintf(w, "\n%d files were not exported (not a session, unknown version or unreadable): see the ingest_issues table.\n", sum.Rejected)
 	}
+}
+
+// rebuiltWhy explains export.Summary.Rebuilt for an existing database (a
+// new one needs no explanation).
+var rebuiltWhy = map[string]string{
+	"schema version":  "the database was written by another version of sessions-etl",
+	"mode":            "the database held only the tables of 'sessions-etl report'",
+	"content options": "--no-content or --with-raw differ from the last export",
+	"pricing":         "the price table differs from the last export's",
+	"parquet":         "the Parquet datasets are not those of the last export",
 }
 
 // phaseProgress shows one progress bar per export phase on stderr (only on

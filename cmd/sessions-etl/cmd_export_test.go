@@ -114,3 +114,49 @@ func TestQueryErrors(t *testing.T) {
 		t.Errorf("database damaged: %v", err)
 	}
 }
+
+// TestQueryOnReportDatabase: the database report keeps (usage mode) answers
+// queries on its tables and views; a query on a table it does not keep
+// says what is missing and what to do; an export into it makes it a full
+// export (every file read again, said so), after which the query works.
+func TestQueryOnReportDatabase(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(t.TempDir(), "cache"))
+	if err := os.CopyFS(filepath.Join(home, ".pi"), os.DirFS(filepath.Join(exportCases, "c07-early-v4-and-fork-counted-once", "home", ".pi"))); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runCLI(t, home, "report", "daily", "--json"); code != ExitOK {
+		t.Fatalf("report exit %d: %s%s", code, out, errOut)
+	}
+	code, stdout, stderr := runCLI(t, home, "query", "--csv", "select sum(input) as input from counted_usage")
+	if code != ExitOK || stdout != "input\n1400\n" {
+		t.Errorf("query on the report database: exit %d, %q, %q", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI(t, home, "query", "--csv", "select count(*) as n from tool_calls")
+	if code != ExitOK || stdout != "n\n0\n" {
+		t.Errorf("tool_calls on the report database: exit %d, %q, %q", code, stdout, stderr)
+	}
+	code, _, stderr = runCLI(t, home, "query", "select count(*) from entries")
+	if code != ExitFailed || !strings.Contains(stderr, "made by 'sessions-etl report'") ||
+		!strings.Contains(stderr, "entries and content_blocks are not in it") || !strings.Contains(stderr, "sessions-etl export --duckdb FILE") {
+		t.Errorf("entries on the report database: exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = runCLI(t, home, "query", "select * from no_such_table")
+	if code != ExitFailed || !strings.Contains(stderr, "made by 'sessions-etl report'") {
+		t.Errorf("unknown table on the report database: exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = runCLI(t, home, "query", "select nonsense(1)")
+	if code != ExitFailed || strings.Contains(stderr, "made by 'sessions-etl report'") {
+		t.Errorf("an error that is not a missing table: exit %d, stderr %q", code, stderr)
+	}
+
+	db := filepath.Join(os.Getenv("XDG_CACHE_HOME"), "sessions-etl", "sessions.duckdb")
+	code, stdout, stderr = runCLI(t, home, "export", "--duckdb", db)
+	if code != ExitOK || !strings.Contains(stdout, "Every file was read: the database held only the tables of 'sessions-etl report'") {
+		t.Errorf("export into the report database: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI(t, home, "query", "--csv", "select count(*) as n from entries")
+	if code != ExitOK || stdout != "n\n6\n" {
+		t.Errorf("entries after the export: exit %d, %q, %q", code, stdout, stderr)
+	}
+}

@@ -187,11 +187,11 @@ var importResultOrder = []string{importer.ResultImported, importer.ResultUpdated
 	importer.ResultDuplicate, importer.ResultConflict, importer.ResultSkipped, importer.ResultFailed}
 
 func printImportSummary(w *bufio.Writer, sum importer.Summary) {
-	verb := "Imported"
+	verb := "Checked"
 	if sum.DryRun {
-		verb = "Planned (dry run, nothing written)"
+		verb = "Dry run, nothing written: checked"
 	}
-	fmt.Fprintf(w, "\n%s %d source files (%s) into %s in %.1fs:\n", verb, sum.Files, humanBytes(sum.Bytes), sum.Target, sum.Elapsed.Seconds())
+	fmt.Fprintf(w, "\n%s %s (%s) for %s in %s:\n", verb, plural(sum.Files, "source file", "source files"), humanBytes(sum.Bytes), sum.Target, humanDuration(sum.Elapsed))
 	for _, src := range sum.Sources() {
 		var parts []string
 		for _, k := range importResultOrder {
@@ -208,7 +208,7 @@ func printImportSummary(w *bufio.Writer, sum importer.Summary) {
 		fmt.Fprintf(w, "Removed %d stale temporary files left by an interrupted run.\n", sum.TempsRemoved)
 	}
 	if sum.Failed > 0 {
-		fmt.Fprintf(w, "%d files could not be imported (see above).\n", sum.Failed)
+		fmt.Fprintf(w, "%s could not be imported (see above).\n", plural(sum.Failed, "file", "files"))
 	}
 }
 
@@ -217,55 +217,7 @@ func runImportUndo(cmd *cobra.Command, ios *IO, opts *importOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
-	out := bufio.NewWriter(ios.Out)
-	defer out.Flush()
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	counts := map[string]int{}
-	problems, dirs := 0, 0
-	err = importer.Undo(cmd.Context(), dir, migrate.UndoOptions{StateDir: stateDir(ios), LockWait: opts.LockWait}, func(r migrate.UndoResult) error {
-		if r.Op == importer.OpMkdir {
-			dirs++
-		} else {
-			counts[r.Result]++
-		}
-		if r.Result == migrate.UndoFailed || r.Result == migrate.UndoChanged {
-			problems++
-		}
-		if opts.JSON {
-			return enc.Encode(r)
-		}
-		if r.Op == importer.OpMkdir && !opts.Verbose {
-			return nil
-		}
-		if r.Detail != "" {
-			fmt.Fprintf(out, "%-16s %s (%s)\n", r.Result, r.Path, r.Detail)
-		} else {
-			fmt.Fprintf(out, "%-16s %s\n", r.Result, r.Path)
-		}
-		return nil
+	return printUndo(ios, opts.JSON, opts.Verbose, dir, func(emit func(migrate.UndoResult) error) error {
+		return importer.Undo(cmd.Context(), dir, migrate.UndoOptions{StateDir: stateDir(ios), LockWait: opts.LockWait}, emit)
 	})
-	if err != nil {
-		return err
-	}
-	if opts.JSON {
-		if err := enc.Encode(map[string]any{"summary": map[string]any{"run_dir": dir, "by_result": counts, "directories_removed": dirs}}); err != nil {
-			return err
-		}
-	} else {
-		var parts []string
-		for _, k := range []string{migrate.UndoRemoved, migrate.UndoRestored, migrate.UndoAlready, migrate.UndoChanged, migrate.UndoFailed} {
-			if n := counts[k]; n > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", n, k))
-			}
-		}
-		if dirs > 0 {
-			parts = append(parts, fmt.Sprintf("%d empty directories removed", dirs))
-		}
-		fmt.Fprintf(out, "\nUndo of %s: %s\n", dir, strings.Join(parts, ", "))
-	}
-	if problems > 0 {
-		return errFailed
-	}
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -111,7 +112,7 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 		if r.Result == migrate.ResultUpgraded && !opts.Verbose && !opts.DryRun {
 			return nil
 		}
-		printMigrateResult(out, r, opts.DryRun || opts.Verbose)
+		printMigrateResult(out, r, opts.DryRun, opts.Verbose)
 		return nil
 	})
 	bar.Done()
@@ -123,17 +124,27 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 			return err
 		}
 	} else {
-		verb := "Migrated"
+		verb := "Checked"
 		if sum.DryRun {
-			verb = "Planned (dry run, nothing written)"
+			verb = "Dry run, nothing written: checked"
 		}
-		fmt.Fprintf(out, "\n%s %d files (%s) in %.1fs:", verb, sum.Files, humanBytes(sum.Bytes), sum.Elapsed.Seconds())
-		for _, k := range []string{migrate.ResultUpgraded, migrate.ResultCurrent, migrate.ResultSkipped, migrate.ResultLocked, migrate.ResultFailed} {
+		var parts []string
+		for _, k := range []string{migrate.ResultUpgraded, migrate.ResultMoved, migrate.ResultCurrent, migrate.ResultSkipped, migrate.ResultLocked, migrate.ResultFailed} {
 			if n := sum.ByResult[k]; n > 0 {
-				fmt.Fprintf(out, " %d %s", n, k)
+				label := k
+				if sum.DryRun && k == migrate.ResultUpgraded {
+					label = "to upgrade"
+				} else if sum.DryRun && k == migrate.ResultMoved {
+					label = "to move"
+				}
+				parts = append(parts, fmt.Sprintf("%d %s", n, label))
 			}
 		}
-		fmt.Fprintln(out)
+		fmt.Fprintf(out, "\n%s %s (%s) in %s", verb, plural(sum.Files, "file", "files"), humanBytes(sum.Bytes), humanDuration(sum.Elapsed))
+		if len(parts) > 0 {
+			fmt.Fprintf(out, ": %s", strings.Join(parts, ", "))
+		}
+		fmt.Fprintln(out, ".")
 		if sum.RunDir != "" && sum.ByResult[migrate.ResultUpgraded] > 0 {
 			fmt.Fprintf(out, "Journal and backups: %s\nUndo with: sessions-etl migrate --undo %s\n", sum.RunDir, sum.RunID)
 		}
@@ -141,7 +152,7 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 			fmt.Fprintf(out, "Removed %d stale temporary files left by an interrupted run.\n", sum.TempsRemoved)
 		}
 		if sum.Failed > 0 {
-			fmt.Fprintf(out, "%d files could not be upgraded (see above).\n", sum.Failed)
+			fmt.Fprintf(out, "%s could not be upgraded (see above).\n", plural(sum.Failed, "file", "files"))
 		}
 	}
 	if sum.Failed > 0 {
@@ -150,16 +161,23 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 	return nil
 }
 
-func printMigrateResult(w *bufio.Writer, r migrate.FileResult, details bool) {
+func printMigrateResult(w *bufio.Writer, r migrate.FileResult, dryRun, details bool) {
 	switch r.Result {
 	case migrate.ResultUpgraded:
+		verb := "upgraded"
+		if dryRun {
+			verb = "would upgrade"
+		}
 		from := fmt.Sprintf("v%d", r.FromVersion)
 		if r.EarlyV4 {
 			from = "early v4"
 		}
-		fmt.Fprintf(w, "upgraded  %s (%s → v4, %d changes", r.Path, from, len(r.Changes))
+		fmt.Fprintf(w, "%s  %s (%s → v4, %s", verb, r.Path, from, plural(len(r.Changes), "change", "changes"))
 		if len(r.Repairs) > 0 {
-			fmt.Fprintf(w, ", %d repairs", len(r.Repairs))
+			fmt.Fprintf(w, ", %s", plural(len(r.Repairs), "repair", "repairs"))
+		}
+		if r.MovedTo != "" {
+			fmt.Fprintf(w, ", moved to %s", r.MovedTo)
 		}
 		fmt.Fprintln(w, ")")
 	default:
@@ -191,42 +209,12 @@ func printMigrateResult(w *bufio.Writer, r migrate.FileResult, details bool) {
 }
 
 func runUndo(cmd *cobra.Command, ios *IO, opts *migrateOptions) error {
-	state, runs := stateDir(ios), runsDir(ios, opts.BackupDir)
-	dir, err := migrate.ResolveRun(runs, opts.Undo)
+	dir, err := migrate.ResolveRun(runsDir(ios, opts.BackupDir), opts.Undo)
 	if err != nil {
 		return usageError{err}
 	}
-	out := bufio.NewWriter(ios.Out)
-	defer out.Flush()
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	counts := map[string]int{}
-	problems := 0
-	err = migrate.Undo(cmd.Context(), dir, migrate.UndoOptions{StateDir: state, LockWait: opts.LockWait}, func(r migrate.UndoResult) error {
-		counts[r.Result]++
-		if r.Result == migrate.UndoFailed || r.Result == migrate.UndoChanged {
-			problems++
-		}
-		if opts.JSON {
-			return enc.Encode(r)
-		}
-		if r.Detail != "" {
-			fmt.Fprintf(out, "%-16s %s (%s)\n", r.Result, r.Path, r.Detail)
-		} else {
-			fmt.Fprintf(out, "%-16s %s\n", r.Result, r.Path)
-		}
-		return nil
+	return printUndo(ios, opts.JSON, opts.Verbose, dir, func(emit func(migrate.UndoResult) error) error {
+		return migrate.Undo(cmd.Context(), dir, migrate.UndoOptions{StateDir: stateDir(ios), LockWait: opts.LockWait,
+			Ops: []string{migrate.OpRewrite, migrate.OpMove}}, emit)
 	})
-	if err != nil {
-		return err
-	}
-	if opts.JSON {
-		_ = enc.Encode(map[string]any{"summary": map[string]any{"run_dir": dir, "by_result": counts}})
-	} else {
-		fmt.Fprintf(out, "\nUndo of %s: %v\n", dir, counts)
-	}
-	if problems > 0 {
-		return errFailed
-	}
-	return nil
 }

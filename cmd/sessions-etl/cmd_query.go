@@ -42,6 +42,11 @@ keeps in the cache directory.
 Views: counted_usage, daily_usage, session_usage, project_usage, model_usage,
 unpriced_models, tool_calls (see queries/views.sql).
 
+The database report keeps holds only what the reports read: files, sessions,
+usage, ingest_issues and tool_uses (the tool call and result blocks), with
+every view; it has no entries and content_blocks tables. For those, export
+into a database of your own (sessions-etl export --duckdb FILE) and query it.
+
 Exit status: 0 on success, 1 when the query fails, 2 on usage errors.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -74,7 +79,7 @@ func runQuery(cmd *cobra.Command, ios *IO, opts *queryOptions, query string) err
 	defer db.Close()
 	rows, err := db.QueryContext(cmd.Context(), query)
 	if err != nil {
-		return fmt.Errorf("duckdb %s: %w", opts.DuckDB, err)
+		return fmt.Errorf("duckdb %s: %w%s", opts.DuckDB, err, usageModeHint(cmd, db, err))
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
@@ -112,6 +117,20 @@ func runQuery(cmd *cobra.Command, ios *IO, opts *queryOptions, query string) err
 		return fmt.Errorf("duckdb %s: %w", opts.DuckDB, err)
 	}
 	return w.flush()
+}
+
+// usageModeHint explains a query error on a database made by report in the
+// usage mode when the query may have asked for a table that is not there.
+func usageModeHint(cmd *cobra.Command, db *sql.DB, qerr error) string {
+	if !strings.Contains(qerr.Error(), "Table with name") {
+		return ""
+	}
+	if mode, ok, err := export.ReadMode(cmd.Context(), db); err != nil || !ok || mode != export.ModeUsage {
+		return ""
+	}
+	return "\nThis database was made by 'sessions-etl report', which keeps only the tables the reports read: " +
+		"files, sessions, usage, ingest_issues and tool_uses (entries and content_blocks are not in it). " +
+		"For every table, export into a database of your own: sessions-etl export --duckdb FILE [PATH...], then query --duckdb FILE."
 }
 
 type rowWriter interface {

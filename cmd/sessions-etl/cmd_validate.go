@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -117,9 +118,15 @@ func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []stri
 		}
 		switch {
 		case sum.Files == 0:
-			fmt.Fprintln(out, "\nNo session files found.")
+			var where []string
+			for _, r := range rts {
+				where = append(where, r.Path)
+			}
+			fmt.Fprintf(out, "\nNo session files found (looked in: %s).\n", strings.Join(where, ", "))
 		case sum.Failed > 0:
-			fmt.Fprintf(out, "\n%d of %d files have errors: the agent will not load them. Run with --json for every issue.\n", sum.Failed, sum.Files)
+			fmt.Fprintf(out, "\n%d of %s have errors: the agent will not load them. Run with --json for every issue.\n", sum.Failed, plural(sum.Files, "file", "files"))
+		case sum.Files == 1:
+			fmt.Fprintln(out, "\nThe file is loadable.")
 		default:
 			fmt.Fprintf(out, "\nAll %d files are loadable.\n", sum.Files)
 		}
@@ -131,9 +138,9 @@ func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []stri
 }
 
 func printValidateSummary(w *bufio.Writer, sum validate.Summary) {
-	fmt.Fprintf(w, "Validated %d files (%s) in %.1fs\n\n", sum.Files, humanBytes(sum.Bytes), float64(sum.ElapsedMS)/1000)
+	fmt.Fprintf(w, "Validated %s (%s) in %s\n\n", plural(sum.Files, "file", "files"), humanBytes(sum.Bytes), humanDuration(time.Duration(sum.ElapsedMS)*time.Millisecond))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  status\tfiles\t")
+	fmt.Fprintln(tw, "  status\tfiles\tmeaning")
 	for _, st := range append(validate.Statuses, validate.StatusSkipped) {
 		if n := sum.ByStatus[st]; n > 0 {
 			kind := "ok"
@@ -162,7 +169,15 @@ func printValidateSummary(w *bufio.Writer, sum validate.Summary) {
 		}
 		fmt.Fprintf(w, "\nformat versions: %s%s\n", strings.Join(vs, ", "), early)
 	}
-	fmt.Fprintf(w, "issues: %d errors, %d warnings, %d notes\n", sum.Errors, sum.Warnings, sum.Notes)
+	fmt.Fprintf(w, "issues: %s, %s, %s\n", plural(sum.Errors, "error", "errors"), plural(sum.Warnings, "warning", "warnings"), plural(sum.Notes, "note", "notes"))
+}
+
+// humanDuration prints 850ms, 1.2s, 75.0s.
+func humanDuration(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.1fs", d.Seconds())
 }
 
 func humanBytes(n int64) string {

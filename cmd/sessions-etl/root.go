@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime"
 	"time"
@@ -83,7 +84,11 @@ func runWith(ctx context.Context, ios *IO, args []string) int {
 	}
 	var ue usageError
 	if errors.As(err, &ue) || !started {
-		fmt.Fprintf(ios.ErrOut, "sessions-etl: %v\nRun 'sessions-etl --help' for usage.\n", err)
+		help := "sessions-etl --help"
+		if c, _, ferr := root.Find(args); ferr == nil && c != root {
+			help = c.CommandPath() + " --help"
+		}
+		fmt.Fprintf(ios.ErrOut, "sessions-etl: %v\nRun '%s' for usage.\n", err, help)
 		return ExitUsage
 	}
 	fmt.Fprintf(ios.ErrOut, "sessions-etl: %v\n", err)
@@ -136,6 +141,11 @@ func registerCommand(mk func(*IO, *globalOptions) *cobra.Command) {
 // roots returns the roots for the PATH arguments, or the default roots.
 func roots(ios *IO, args []string) ([]ingest.Root, error) {
 	if len(args) > 0 {
+		for _, a := range args {
+			if _, err := os.Stat(a); errors.Is(err, fs.ErrNotExist) {
+				return nil, usagef("%s: no such file or directory", a)
+			}
+		}
 		return ingest.PathRoots(args)
 	}
 	if ios.Home == "" {

@@ -70,7 +70,7 @@ func TestValidateJSONLines(t *testing.T) {
 
 func TestValidateExitCodes(t *testing.T) {
 	ok := "../../testdata/cases/c09-crlf-line-endings"
-	if code, out, _ := runCLI(t, t.TempDir(), "validate", ok); code != ExitOK || !strings.Contains(out, "All 1 files are loadable") {
+	if code, out, _ := runCLI(t, t.TempDir(), "validate", ok); code != ExitOK || !strings.Contains(out, "The file is loadable.") {
 		t.Errorf("valid file: exit %d\n%s", code, out)
 	}
 	if code, _, errOut := runCLI(t, t.TempDir(), "validate", "--workers", "0", ok); code != ExitUsage || !strings.Contains(errOut, "--workers") {

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/sessions-etl/sessions-etl/importer"
+	"github.com/sessions-etl/sessions-etl/migrate"
+)
+
+// printUndo runs undo (migrate's or import's), printing one line per file
+// (or JSON Lines) and a summary; it returns errFailed when some file could
+// not be restored.
+func printUndo(ios *IO, asJSON, verbose bool, dir string, undo func(emit func(migrate.UndoResult) error) error) error {
+	out := bufio.NewWriter(ios.Out)
+	defer out.Flush()
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	counts := map[string]int{}
+	problems, dirs := 0, 0
+	err := undo(func(r migrate.UndoResult) error {
+		if r.Op == importer.OpMkdir {
+			dirs++
+		} else {
+			counts[r.Result]++
+		}
+		if r.Result == migrate.UndoFailed || r.Result == migrate.UndoChanged {
+			problems++
+		}
+		if asJSON {
+			return enc.Encode(r)
+		}
+		if r.Op == importer.OpMkdir && !verbose {
+			return nil
+		}
+		if r.Detail != "" {
+			fmt.Fprintf(out, "%-16s %s: %s\n", r.Result, r.Path, r.Detail)
+		} else {
+			fmt.Fprintf(out, "%-16s %s\n", r.Result, r.Path)
+		}
+		return nil
+	})
+	if errors.Is(err, migrate.ErrWrongRun) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return enc.Encode(map[string]any{"summary": map[string]any{"run_dir": dir, "by_result": counts, "directories_removed": dirs}})
+	}
+	var parts []string
+	for _, k := range []string{migrate.UndoRestored, migrate.UndoRemoved, migrate.UndoAlready, migrate.UndoChanged, migrate.UndoFailed} {
+		if n := counts[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	if dirs > 0 {
+		parts = append(parts, plural(dirs, "empty directory", "empty directories")+" removed")
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "nothing to do")
+	}
+	fmt.Fprintf(out, "\nUndo of %s: %s\n", dir, strings.Join(parts, ", "))
+	if problems > 0 {
+		fmt.Fprintf(out, "%s not restored (see above): they changed after the run; their originals stay in %s/backup/.\n", plural(problems, "file was", "files were"), dir)
+		return errFailed
+	}
+	return nil
+}
+
+// plural spells "1 file" / "2 files".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

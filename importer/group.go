@@ -170,7 +170,7 @@ func fail(r *Result, err error) {
 // prepare opens a source file and plans its upgrade. It returns nil when
 // the file cannot be opened (r says why).
 func (im *importer) prepare(ctx context.Context, sf *srcFile, r *Result) *member {
-	fh, err := os.Open(sf.file.Path)
+	fh, err := ingest.OpenRegular(sf.file.Path)
 	if err != nil {
 		fail(r, err)
 		return nil
@@ -449,7 +449,7 @@ func sameBytes(m *member, p string) (bool, error) {
 	for _, e := range m.plan.Edits {
 		size += int64(len(e.New)) - (e.End - e.Off)
 	}
-	f, err := os.Open(p)
+	f, err := ingest.OpenRegular(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -538,7 +538,7 @@ func (im *importer) newPath(m *member) (string, []migrate.Change) {
 // openTarget opens and digests a store file. It returns nil when the file
 // no longer exists.
 func (im *importer) openTarget(ctx context.Context, p string) (*tgt, error) {
-	fh, err := os.Open(p)
+	fh, err := ingest.OpenRegular(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -27,6 +27,10 @@ type Root struct {
 	Path      string // a directory or a single file
 	Recursive bool   // descend into subdirectories
 	Source    string // source label for files found here; "" derives it from each file's path
+	// Skip lists directories never entered below this root: this tool's
+	// state directory, whose run directories hold backups of session files
+	// (SPEC.md §1.1: skip this tool's temporary files and backups).
+	Skip []string
 }
 
 // File is one session file found by [Discover].
@@ -123,6 +127,7 @@ func statIDs(fi fs.FileInfo) devIno {
 const readDirBatch = 1024
 
 type walker struct {
+	skip      map[devIno]bool
 	ctx       context.Context
 	fn        func(File) error
 	issue     func(PathIssue)
@@ -142,6 +147,12 @@ type walker struct {
 func Discover(ctx context.Context, roots []Root, fn func(File) error, issue func(PathIssue)) error {
 	w := &walker{ctx: ctx, fn: fn, issue: issue, seenFiles: map[devIno]bool{}, seenDirs: map[devIno]bool{}}
 	for _, r := range roots {
+		w.skip = map[devIno]bool{}
+		for _, p := range r.Skip {
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				w.skip[statIDs(fi)] = true
+			}
+		}
 		if err := w.root(r); err != nil {
 			return err
 		}
@@ -199,6 +210,9 @@ func (w *walker) dir(r Root, path string, fi fs.FileInfo) error {
 		return err
 	}
 	id := statIDs(fi)
+	if w.skip[id] {
+		return nil
+	}
 	if slices.Contains(w.ancestors, id) {
 		w.report(path, w.source(r, path), CodeSymlinkCycle, SeverityWarning, "directory link leads back to one of its ancestors: not followed")
 		return nil

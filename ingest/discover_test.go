@@ -126,3 +126,17 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestDiscoverSkipsStateDir: run directories (backups of session files)
+// inside a scanned root are never read.
+func TestDiscoverSkipsStateDir(t *testing.T) {
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "s", "a.jsonl"), "{}\n")
+	state := filepath.Join(home, ".local", "state", "sessions-etl")
+	writeFile(t, filepath.Join(state, "runs", "r1", "backup", "000001-a.jsonl"), "{}\n")
+	writeFile(t, filepath.Join(state, "runs", "r1", "journal.jsonl"), "{}\n")
+	files, _ := discover(t, []Root{{Path: home, Recursive: true, Skip: []string{state, filepath.Join(home, "missing")}}})
+	if len(files) != 1 || filepath.Base(files[0].Path) != "a.jsonl" {
+		t.Errorf("files = %v, want only s/a.jsonl", files)
+	}
+}

@@ -3,9 +3,11 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -78,10 +80,34 @@ const maxResync = 32
 // these bytes cannot occur unescaped.
 var recordStart = []byte(`{"type"`)
 
-// ReadFile opens path and reads it with r.Read. The error wraps the
-// *os.PathError of a failed open or read.
+// ErrNotRegular is returned by OpenRegular for a path that is not a
+// regular file (a pipe, a device, a directory).
+var ErrNotRegular = errors.New("not a regular file")
+
+// OpenRegular opens path for reading only if it is a regular file. It
+// never blocks on a pipe (the open is non-blocking) and checks the type of
+// what it opened, not of what a stat saw earlier.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+	}
+	return f, nil
+}
+
+// ReadFile opens path (a regular file, see OpenRegular) and reads it with
+// r.Read. The error wraps the *os.PathError of a failed open or read.
 func (r *Reader) ReadFile(ctx context.Context, path string, v Visitor) (ReadStats, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return ReadStats{}, err
 	}

@@ -43,6 +43,7 @@ type FileMeta struct {
 	Mtime time.Time
 	Atime time.Time
 	Ino   uint64
+	Nlink uint64 // names (hard links) of the inode
 	Size  int64
 }
 
@@ -60,6 +61,7 @@ func metaOf(fi fs.FileInfo) FileMeta {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		m.UID, m.GID = int(st.Uid), int(st.Gid)
 		m.Ino = uint64(st.Ino)
+		m.Nlink = uint64(st.Nlink)
 		m.Atime = time.Unix(st.Atim.Sec, st.Atim.Nsec)
 	}
 	return m

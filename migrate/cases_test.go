@@ -349,3 +349,48 @@ func TestRelayout(t *testing.T) {
 		t.Errorf("undo did not bring back the prime file: %v", err)
 	}
 }
+
+// TestLinks: a session reached through a symbolic link is rewritten at its
+// target and the link stays a link; a hard-linked session is not rewritten
+// (a rename would give only one of its names the new bytes).
+func TestLinks(t *testing.T) {
+	root := t.TempDir()
+	src, _ := os.ReadFile(filepath.Join(casesDir, "c06-v2-hook-message/session.jsonl"))
+	real := filepath.Join(root, "real", "a.jsonl")
+	os.MkdirAll(filepath.Dir(real), 0o755)
+	os.WriteFile(real, src, 0o600)
+	link := filepath.Join(root, "links", "link_a.jsonl")
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	if err := os.Symlink("../real/a.jsonl", link); err != nil {
+		t.Fatal(err)
+	}
+	hard1 := filepath.Join(root, "hard", "h1.jsonl")
+	os.MkdirAll(filepath.Dir(hard1), 0o755)
+	os.WriteFile(hard1, src, 0o600)
+	hard2 := filepath.Join(root, "hard", "h2.jsonl")
+	if err := os.Link(hard1, hard2); err != nil {
+		t.Fatal(err)
+	}
+	out := runMigrate(t, filepath.Join(root, "links"), nil)
+	if r := out.results["link_a.jsonl"]; r.Result != ResultUpgraded {
+		t.Fatalf("link: %+v", r)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link is not a link any more: %v %v", fi.Mode(), err)
+	}
+	b, _ := os.ReadFile(real)
+	if !bytes.Contains(b, []byte(`"version":4`)) {
+		t.Errorf("the link's target was not migrated")
+	}
+	out = runMigrate(t, filepath.Join(root, "hard"), nil)
+	for _, name := range []string{"h1.jsonl", "h2.jsonl"} {
+		if r, ok := out.results[name]; ok && (r.Result != ResultSkipped || r.Reason != ReasonHardLinked) {
+			t.Errorf("%s: %+v, want skipped hard_linked", name, r)
+		}
+	}
+	for _, p := range []string{hard1, hard2} {
+		if b, _ := os.ReadFile(p); !bytes.Equal(b, src) {
+			t.Errorf("%s changed", p)
+		}
+	}
+}

@@ -72,6 +72,7 @@ const (
 	ReasonConflict         = "conflicting_header" // header holds both old and new keys with different values
 	ReasonNotRepairable    = "not_repairable"     // --repair given but the damage is not of a repairable kind
 	ReasonCheckFailed      = "post_check_failed"  // the planned result did not validate as current v4
+	ReasonHardLinked       = "hard_linked"        // the file has several names: a rename would separate them
 )
 
 // SkipError explains why a file is left untouched. Reason is a validate

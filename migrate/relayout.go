@@ -83,6 +83,14 @@ func (m *migrator) relayout(ctx context.Context, f ingest.File, res FileResult) 
 	if to == "" || to == from {
 		return res
 	}
+	if fi, err := os.Lstat(from); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		res.Notes = append(res.Notes, Change{What: "not moved: a symbolic link (move its target yourself)"})
+		return res
+	}
+	if _, err := os.Lstat(to); err == nil {
+		res.Notes = append(res.Notes, Change{What: "not moved: " + to + " already exists"})
+		return res
+	}
 	if m.opts.DryRun {
 		res.MovedTo = to
 		if res.Result == ResultCurrent {

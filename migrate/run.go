@@ -146,17 +146,22 @@ func (h *headerVisitor) Record(r *ingest.Record) error {
 }
 func (h *headerVisitor) Issue(ingest.Issue) {}
 
+// maxHeaderBytes bounds how much of a file ReadHeaderID reads: a header
+// line is small, and a parent path may name anything (a device, a pipe).
+const maxHeaderBytes = 1 << 20
+
 // ReadHeaderID reads the session id from the header (first record) of the
-// session file at path; ok is false when there is none.
+// session file at path; ok is false when there is none. Only regular files
+// are opened (never a pipe or a device), and at most 1 MiB is read.
 func ReadHeaderID(path string) (string, bool) {
-	f, err := os.Open(path)
+	f, err := ingest.OpenRegular(path)
 	if err != nil {
 		return "", false
 	}
 	defer f.Close()
 	var hv headerVisitor
 	rd := ingest.Reader{MaxDepth: 1}
-	_, _ = rd.Read(context.Background(), f, &hv)
+	_, _ = rd.Read(context.Background(), io.LimitReader(f, maxHeaderBytes), &hv)
 	return hv.id, hv.id != ""
 }
 
@@ -277,7 +282,7 @@ func (m *migrator) file(ctx context.Context, f ingest.File) FileResult {
 	res := FileResult{Path: f.Path, Source: f.Source, Size: f.Size}
 	popts := PlanOptions{Repair: m.opts.Repair, KeepUnresolvedParent: m.opts.KeepUnresolvedParent, ResolveParent: m.ix.Resolve}
 	if m.opts.DryRun {
-		fh, err := os.Open(f.Path)
+		fh, err := ingest.OpenRegular(f.Path)
 		if err != nil {
 			return failed(res, err)
 		}
@@ -344,6 +349,18 @@ func describe(res FileResult, plan *Plan, err error) FileResult {
 // file changed under us and the whole transaction should run again.
 func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOptions, attempt int) (res FileResult, retry bool) {
 	res = FileResult{Path: f.Path, Source: f.Source, Size: f.Size}
+	// A session reached through a symbolic link is rewritten where it really
+	// is: replacing the link by a regular file would split the session in two.
+	real, err := filepath.EvalSymlinks(f.Path)
+	if err != nil {
+		return failed(res, err), false
+	}
+	if real != f.Path {
+		if lfi, err := os.Lstat(f.Path); err == nil && lfi.Mode()&os.ModeSymlink != 0 {
+			res.Notes = append(res.Notes, Change{What: "a symbolic link: its target " + real + " is the file rewritten"})
+		}
+		f.Path = real
+	}
 	own, err := LockOwn(ctx, m.opts.StateDir, f.Path, m.opts.LockWait, m.opts.Lock.Poll)
 	if err != nil {
 		return lockResult(res, err), false
@@ -355,7 +372,7 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 	}
 	defer lock.Release()
 
-	fh, err := os.Open(f.Path)
+	fh, err := ingest.OpenRegular(f.Path)
 	if err != nil {
 		return failed(res, err), false
 	}
@@ -365,9 +382,18 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 		return failed(res, err), false
 	}
 	res.Size = meta.Size
+	notes := res.Notes
 	plan, err := PlanFile(ctx, fh, meta.Size, popts)
 	res = describe(res, plan, err)
+	res.Notes = append(notes, res.Notes...)
 	if res.Result != ResultUpgraded {
+		return res, false
+	}
+	if meta.Nlink > 1 {
+		// A rename gives only this name the new bytes; the other names of
+		// the inode would keep the old ones and the session would split.
+		res.Result, res.Reason = ResultSkipped, ReasonHardLinked
+		res.Detail = fmt.Sprintf("the file has %d names (hard links): an atomic rewrite would separate them; remove the other names, or migrate a copy", meta.Nlink)
 		return res, false
 	}
 

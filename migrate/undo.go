@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/sessions-etl/sessions-etl/ingest"
 )
 
 // Results of undoing one journal entry.
@@ -198,7 +200,7 @@ func undoOne(ctx context.Context, runDir string, e JournalEntry, opts UndoOption
 }
 
 func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := ingest.OpenRegular(path)
 	if err != nil {
 		return "", err
 	}

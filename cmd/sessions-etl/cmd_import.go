@@ -88,7 +88,7 @@ func runImport(cmd *cobra.Command, ios *IO, opts *importOptions, args []string) 
 	}
 	var opt importer.Options
 	if len(args) > 0 {
-		rts, err := roots(ios, args)
+		rts, err := roots(ios, args, opts.BackupDir)
 		if err != nil {
 			return err
 		}

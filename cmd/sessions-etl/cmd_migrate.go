@@ -88,7 +88,7 @@ func stateDir(ios *IO) string {
 }
 
 func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string) error {
-	rts, err := roots(ios, args)
+	rts, err := roots(ios, args, opts.BackupDir)
 	if err != nil {
 		return err
 	}

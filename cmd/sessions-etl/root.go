@@ -139,17 +139,29 @@ func registerCommand(mk func(*IO, *globalOptions) *cobra.Command) {
 }
 
 // roots returns the roots for the PATH arguments, or the default roots.
-func roots(ios *IO, args []string) ([]ingest.Root, error) {
+// Every root skips this tool's state directory (run directories hold
+// backups of session files) and the extra directories given (--backup-dir).
+func roots(ios *IO, args []string, skip ...string) ([]ingest.Root, error) {
+	skip = append([]string{stateDir(ios)}, skip...)
+	var rts []ingest.Root
 	if len(args) > 0 {
 		for _, a := range args {
 			if _, err := os.Stat(a); errors.Is(err, fs.ErrNotExist) {
 				return nil, usagef("%s: no such file or directory", a)
 			}
 		}
-		return ingest.PathRoots(args)
+		var err error
+		if rts, err = ingest.PathRoots(args); err != nil {
+			return nil, err
+		}
+	} else {
+		if ios.Home == "" {
+			return nil, usagef("no PATH given and no home directory to find the default roots")
+		}
+		rts = ingest.DefaultRoots(ios.Home)
 	}
-	if ios.Home == "" {
-		return nil, usagef("no PATH given and no home directory to find the default roots")
+	for i := range rts {
+		rts[i].Skip = skip
 	}
-	return ingest.DefaultRoots(ios.Home), nil
+	return rts, nil
 }

@@ -394,3 +394,39 @@ func TestLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestRepairThenUpgrade: repairs and upgrade edits may touch the same line
+// (a v1 entry on a concatenated line gets an id; a header sharing its line
+// with an entry is split and upgraded).
+func TestRepairThenUpgrade(t *testing.T) {
+	root := t.TempDir()
+	v1 := `{"type":"session","id":"s1","timestamp":"2025-06-01T10:00:00.000Z","cwd":"/p"}` + "\n" +
+		`{"type":"message","timestamp":"2025-06-01T10:00:01.000Z","message":{"role":"user","content":"a"}}{"type":"message","timestamp":"2025-06-01T10:00:02.000Z","message":{"role":"user","content":"b"}}` + "\n" +
+		`{"type":"message","timestamp":"2025-06-01T10:00:03.000Z","message":{"role":"user","content":"c"}}` + "\n"
+	crOnly := strings.ReplaceAll(`{"type":"session","version":3,"id":"s2","timestamp":"2025-06-01T10:00:00.000Z","cwd":"/p"}
+{"type":"message","id":"m1","parentId":null,"timestamp":"2025-06-01T10:00:01.000Z","message":{"role":"user","content":"a"}}
+`, "\n", "\r")
+	os.WriteFile(filepath.Join(root, "v1.jsonl"), []byte(v1), 0o600)
+	os.WriteFile(filepath.Join(root, "cr.jsonl"), []byte(crOnly), 0o600)
+	plain := runMigrate(t, root, nil)
+	if r := plain.results["cr.jsonl"]; r.Result != ResultSkipped || r.Reason != "not_session" {
+		t.Errorf("CR-only file without --repair: %+v, want skipped not_session", r)
+	}
+	out := runMigrate(t, root, func(o *Options) { o.Repair = true })
+	for _, name := range []string{"v1.jsonl", "cr.jsonl"} {
+		r := out.results[name]
+		if r.Result != ResultUpgraded || len(r.Repairs) == 0 {
+			t.Errorf("%s: %+v, want upgraded with repairs", name, r)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(root, "v1.jsonl"))
+	vals, _ := records(t, b)
+	if len(vals) != 4 {
+		t.Fatalf("v1 after repair: %d records", len(vals))
+	}
+	for i := 2; i < 4; i++ {
+		if vals[i]["parentId"] != vals[i-1]["id"] {
+			t.Errorf("record %d parentId %v, want %v", i, vals[i]["parentId"], vals[i-1]["id"])
+		}
+	}
+}

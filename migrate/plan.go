@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -45,11 +46,14 @@ type Plan struct {
 	Notes       []Change // things left as they are, worth telling
 	Entries     int      // entries the migrated file holds
 	KeptParent  bool     // an unresolved parentSession path is kept (--keep-unresolved-parent)
-	Size        int64    // bytes of the original
+	// Base, when not nil, holds the repaired bytes the Edits apply to (a
+	// --repair plan); Apply then reads the original only to consume it.
+	Base []byte
+	Size int64 // bytes of the original
 }
 
 // NeedsWrite reports whether applying the plan changes the file.
-func (p *Plan) NeedsWrite() bool { return len(p.Edits) > 0 }
+func (p *Plan) NeedsWrite() bool { return len(p.Edits) > 0 || p.Base != nil }
 
 // PlanOptions configures [PlanFile].
 type PlanOptions struct {
@@ -123,6 +127,7 @@ type v1Entry struct {
 	hasID         bool
 	idEnd         int64
 	hasParent     bool
+	parentNull    member // a "parentId":null member (present only then)
 	firstKept     member // firstKeptEntryIndex
 	firstKeptIdx  int64  // -1 when not an integer
 	hasFirstKeyID bool   // also has firstKeptEntryId
@@ -159,6 +164,7 @@ type planner struct {
 	torn       bool
 	noNewline  bool
 	conflict   string // why the file cannot be edited safely
+	firstSplit bool   // the header shares its line with other records
 	lastLine   int
 	src        io.ReaderAt
 	records    int
@@ -207,6 +213,7 @@ func (p *planner) Record(r *ingest.Record) error {
 	t, root := r.Tape, r.Root
 	if !p.header {
 		p.header = true
+		p.firstSplit = r.Split
 		p.headerRecord(r)
 		return nil
 	}
@@ -243,7 +250,12 @@ func (p *planner) Record(r *ingest.Record) error {
 			e.hasID = true
 			e.idEnd = fileOff(r, t.Nodes[in].End)
 		}
-		e.hasParent = t.Get(root, "parentId") >= 0
+		if pn := t.Get(root, "parentId"); pn >= 0 {
+			e.hasParent = true
+			if t.Kind(pn) == ingest.KindNull {
+				e.parentNull = p.memberOf(r, pn)
+			}
+		}
 		if typ == "compaction" {
 			if fk := t.Get(root, "firstKeptEntryIndex"); fk >= 0 {
 				e.firstKept = p.memberOf(r, fk)
@@ -344,6 +356,7 @@ func PlanFile(ctx context.Context, src io.ReaderAt, size int64, opts PlanOptions
 		if err := p.planRepairs(plan, size); err != nil {
 			return nil, err
 		}
+		return planRepaired(ctx, src, size, plan, res, opts)
 	}
 	if plan.FromVersion == 0 {
 		return nil, &SkipError{Reason: string(res.Status), Detail: res.FirstError()}
@@ -376,6 +389,31 @@ func PlanFile(ctx context.Context, src io.ReaderAt, size int64, opts PlanOptions
 	return plan, nil
 }
 
+// planRepaired is the second phase of a repair: the repairs are applied in
+// memory, and the upgrade is planned on the repaired bytes, which then
+// become the plan's Base (an upgrade edit may fall inside a repaired line).
+func planRepaired(ctx context.Context, src io.ReaderAt, size int64, repairs *Plan, res validate.Result, opts PlanOptions) (*Plan, error) {
+	var buf bytes.Buffer
+	if err := Apply(&buf, io.NewSectionReader(src, 0, size), repairs); err != nil {
+		return nil, err
+	}
+	o := opts
+	o.Repair = false
+	up, err := PlanFile(ctx, bytes.NewReader(buf.Bytes()), int64(buf.Len()), o)
+	var se *SkipError
+	if errors.As(err, &se) && (se.Reason != ReasonUnresolvedParent && se.Reason != ReasonConflict) {
+		return nil, &SkipError{Reason: ReasonNotRepairable, Detail: "still " + se.Error() + " after the repairs"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	up.Repairs = repairs.Repairs
+	up.Status = res.Status
+	up.Size = size
+	up.Base = buf.Bytes()
+	return up, nil
+}
+
 // repairable accepts only damage the agent itself would silently drop.
 func (p *planner) repairable(res validate.Result) error {
 	if res.Status == validate.StatusFutureVersion || res.Status == validate.StatusUnrecognizedVersion {
@@ -388,8 +426,9 @@ func (p *planner) repairable(res validate.Result) error {
 		if is.Severity != ingest.SeverityError {
 			continue
 		}
-		switch is.Code {
-		case ingest.CodeConcatenatedRecords, ingest.CodeTornFinalRecord, ingest.CodeBOM:
+		switch {
+		case is.Code == ingest.CodeConcatenatedRecords, is.Code == ingest.CodeTornFinalRecord, is.Code == ingest.CodeBOM:
+		case is.Code == ingest.CodeNotSession && p.firstSplit: // the header shares its line: split it
 		default:
 			return &SkipError{Reason: ReasonNotRepairable, Detail: fmt.Sprintf("line %d: %s cannot be repaired", is.Line, is.Code)}
 		}
@@ -569,6 +608,9 @@ func (p *planner) planHeader(plan *Plan, res validate.Result) error {
 			if p.opts.ResolveParent != nil {
 				id, ok = p.opts.ResolveParent(parentPath)
 			}
+			if ok && id == plan.SessionID {
+				ok = false // a session is not its own parent: the path is wrong
+			}
 			switch {
 			case ok && h.parID.present:
 				if !bytes.Equal(h.parIDVal, jsonString(id)) {
@@ -634,6 +676,13 @@ func (p *planner) planV1(plan *Plan) {
 			ins = append(append(ins, `,"parentId":`...), parent...)
 			plan.Edits = append(plan.Edits, Edit{Off: e.typeEnd, End: e.typeEnd, New: ins})
 			plan.Changes = append(plan.Changes, Change{Line: e.line, What: fmt.Sprintf("id %s, parentId %s", finalID[i], parent)})
+		case !e.hasID && e.parentNull.present && i > 0:
+			// A v1 entry is linear: a null parentId on an entry without an
+			// id is a missing link, not a second root.
+			ins := append([]byte(`,"id":`), jsonString(finalID[i])...)
+			plan.Edits = append(plan.Edits, Edit{Off: e.typeEnd, End: e.typeEnd, New: ins},
+				Edit{Off: e.parentNull.valStart, End: e.parentNull.valEnd, New: parent})
+			plan.Changes = append(plan.Changes, Change{Line: e.line, What: fmt.Sprintf("id %s, parentId null → %s", finalID[i], parent)})
 		case !e.hasID:
 			ins := append([]byte(`,"id":`), jsonString(finalID[i])...)
 			plan.Edits = append(plan.Edits, Edit{Off: e.typeEnd, End: e.typeEnd, New: ins})
@@ -661,6 +710,14 @@ func (p *planner) planV1(plan *Plan) {
 // Apply writes the original bytes from src with the plan's edits applied to
 // dst. src must be positioned at the start of the original.
 func Apply(dst io.Writer, src io.Reader, plan *Plan) error {
+	if plan.Base != nil {
+		// The original is still read in full: callers hash and back it up
+		// as it is read.
+		if _, err := io.Copy(io.Discard, src); err != nil {
+			return fmt.Errorf("read original bytes: %w", err)
+		}
+		src = bytes.NewReader(plan.Base)
+	}
 	var pos int64
 	for _, e := range plan.Edits {
 		if e.Off > pos {

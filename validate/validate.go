@@ -132,7 +132,10 @@ type Checker struct {
 	corrupt    bool
 	notSession bool
 	bom        bool
-	dropped    int
+	// splitHeader: the header is a complete record but shares its line
+	// with others; the header's facts stay known (for --repair).
+	splitHeader bool
+	dropped     int
 
 	entries         []entry
 	byID            map[string]int32
@@ -157,7 +160,7 @@ func NewChecker() *Checker {
 func (c *Checker) Reset() {
 	c.res = Result{}
 	c.sawFirst, c.headerOK, c.checkTree = false, false, false
-	c.torn, c.corrupt, c.notSession, c.bom = false, false, false, false
+	c.torn, c.corrupt, c.notSession, c.bom, c.splitHeader = false, false, false, false, false
 	c.dropped = 0
 	c.entries = c.entries[:0]
 	clear(c.byID)
@@ -216,6 +219,13 @@ func (c *Checker) Record(r *ingest.Record) error {
 	if !c.sawFirst {
 		c.sawFirst = true
 		c.header(r)
+		if r.Split && c.headerOK {
+			// The header shares its line with other records (a lost
+			// newline, or CR-only line endings): JSON.parse of the first
+			// line fails, so the agent sees no header.
+			c.splitHeader = true
+			c.errorf(r.Line, ingest.CodeNotSession, "the session header shares line %d with other records: the agent cannot read the header", r.Line)
+		}
 		if c.res.FormatVersion == 1 {
 			c.seqLine = append(c.seqLine, int32(r.Line))
 		}
@@ -427,7 +437,7 @@ func (c *Checker) Finish() Result {
 	}
 	r := &c.res
 	switch {
-	case c.bom || c.notSession:
+	case c.bom || c.notSession || c.splitHeader:
 		r.Status = StatusNotSession
 	case r.Status == StatusFutureVersion || r.Status == StatusUnrecognizedVersion:
 	case !c.sawFirst:
@@ -441,11 +451,8 @@ func (c *Checker) Finish() Result {
 	default:
 		r.Status = StatusNeedsUpgrade
 	}
-	if c.notSession || c.bom {
+	if c.notSession && !c.bom {
 		r.FormatVersion = 0
-		if c.bom && r.Header.Version > 0 {
-			r.FormatVersion = r.Header.Version
-		}
 	}
 	if c.dropped > 0 {
 		r.Issues = append(r.Issues, ingest.Issue{Severity: ingest.SeverityNote, Code: ingest.CodeTooManyIssues,

@@ -257,6 +257,10 @@ func (w *walker) entry(r Root, dir string, e fs.DirEntry) error {
 	t := e.Type()
 	if t&fs.ModeSymlink != 0 {
 		fi, err := os.Stat(full)
+		if errors.Is(err, syscall.ELOOP) {
+			w.report(full, w.source(r, full), CodeSymlinkCycle, SeverityWarning, "symbolic link that leads back to itself: not followed")
+			return nil
+		}
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				if IsSessionName(name) || r.Recursive {

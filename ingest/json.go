@@ -632,8 +632,8 @@ func (t *Tape) Int(n int) (int64, bool) {
 }
 
 // unescape appends the decoded form of the raw JSON string body s to dst.
-// The body has been validated by the scanner. Lone surrogates become U+FFFD,
-// as JavaScript would print them when re-encoding to UTF-8.
+// The body has been validated by the scanner. Lone surrogates are kept
+// distinct, encoded as WTF-8 (see below).
 func unescape(dst, s []byte) []byte {
 	for i := 0; i < len(s); {
 		if s[i] != '\\' {
@@ -676,7 +676,12 @@ func unescape(dst, s []byte) []byte {
 						continue
 					}
 				}
-				r = utf8.RuneError
+				// A lone surrogate: JavaScript keeps it as a distinct code
+				// unit, so keep it distinct too, in WTF-8 (the 3-byte form
+				// UTF-8 forbids). Such strings are not valid UTF-8; writers
+				// that need UTF-8 replace them.
+				dst = append(dst, 0xE0|byte(r>>12), 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F)
+				continue
 			}
 			dst = utf8.AppendRune(dst, r)
 			continue

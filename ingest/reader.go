@@ -190,8 +190,11 @@ func (r *Reader) Read(ctx context.Context, src io.Reader, v Visitor) (ReadStats,
 			v.Issue(Issue{Line: ln.No, Severity: SeverityError, Code: CodeCorruptLine,
 				Message: "not valid JSON: " + r.describeError(b, s)})
 		case values > 1 || fragments > 0:
-			v.Issue(Issue{Line: ln.No, Severity: SeverityError, Code: CodeConcatenatedRecords,
-				Message: describeSplit(values, fragments, len(b))})
+			msg := describeSplit(values, fragments, len(b))
+			if fragments == 1 && r.spans[0].root < 0 && bytes.Equal(b[r.spans[0].start:r.spans[0].end], bom) {
+				msg = "a UTF-8 byte-order mark in front of the record (files with BOMs pasted together): the agent drops the line"
+			}
+			v.Issue(Issue{Line: ln.No, Severity: SeverityError, Code: CodeConcatenatedRecords, Message: msg})
 		}
 		part := 0
 		for _, sp := range r.spans {

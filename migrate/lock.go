@@ -42,6 +42,9 @@ func (e *LockedError) Error() string { return e.Path + ": " + e.Hint() }
 
 // Hint is the message a user needs: who holds the lock and what to do.
 func (e *LockedError) Hint() string {
+	if e.Agent && e.Age < 0 {
+		return fmt.Sprintf("the file's lock directory %s.lock has a modification time in the future (clock skew?): it never goes stale; remove it if no agent is running", e.Path)
+	}
 	if e.Agent {
 		return fmt.Sprintf("the agent holds its lock on the file (refreshed %s ago): close that session, or wait with --lock-wait 30s", e.Age.Round(time.Millisecond))
 	}

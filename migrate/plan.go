@@ -41,7 +41,8 @@ type Plan struct {
 	SessionID   string          // header id
 	Status      validate.Status // verdict before
 	Edits       []Edit
-	Changes     []Change // upgrade changes (SPEC.md §2.1)
+	Changes     []Change // upgrade changes (SPEC.md §2.1), the first MaxListedChanges of them
+	ChangeCount int      // all upgrade changes
 	Repairs     []Change // --repair changes
 	Notes       []Change // things left as they are, worth telling
 	Entries     int      // entries the migrated file holds
@@ -51,6 +52,9 @@ type Plan struct {
 	Base []byte
 	Size int64 // bytes of the original
 }
+
+// MaxListedChanges caps Plan.Changes (a v1 file has one change per entry).
+const MaxListedChanges = 50
 
 // NeedsWrite reports whether applying the plan changes the file.
 func (p *Plan) NeedsWrite() bool { return len(p.Edits) > 0 || p.Base != nil }
@@ -378,6 +382,13 @@ func PlanFile(ctx context.Context, src io.ReaderAt, size int64, opts PlanOptions
 	plan.Changes = append(plan.Changes, p.hookRoles...)
 	sort.SliceStable(plan.Edits, func(i, j int) bool { return plan.Edits[i].Off < plan.Edits[j].Off })
 	sort.SliceStable(plan.Changes, func(i, j int) bool { return plan.Changes[i].Line < plan.Changes[j].Line })
+	plan.ChangeCount = len(plan.Changes)
+	if len(plan.Changes) > MaxListedChanges {
+		// A v1 file gets one change per entry: list the first ones only.
+		more := len(plan.Changes) - MaxListedChanges
+		plan.Changes = append(plan.Changes[:MaxListedChanges:MaxListedChanges],
+			Change{What: fmt.Sprintf("… and %d more changes of the same kinds", more)})
+	}
 	if p.err != nil {
 		return nil, p.err
 	}

@@ -56,6 +56,7 @@ type FileResult struct {
 	Result      string   `json:"result"`
 	Reason      string   `json:"reason,omitempty"`
 	Detail      string   `json:"detail,omitempty"`
+	ChangeCount int      `json:"change_count,omitempty"` // all changes; Changes lists the first ones
 	Changes     []Change `json:"changes,omitempty"`
 	Repairs     []Change `json:"repairs,omitempty"`
 	Notes       []Change `json:"notes,omitempty"`
@@ -337,6 +338,7 @@ func describe(res FileResult, plan *Plan, err error) FileResult {
 	res.FromVersion = plan.FromVersion
 	res.EarlyV4 = plan.EarlyV4
 	res.Changes, res.Repairs, res.Notes = plan.Changes, plan.Repairs, plan.Notes
+	res.ChangeCount = plan.ChangeCount
 	if plan.NeedsWrite() {
 		res.Result = ResultUpgraded
 	} else {
@@ -443,7 +445,7 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 	}
 	entry := JournalEntry{Op: OpRewrite, Path: f.Path, Size: meta.Size, Mtime: meta.Mtime, Mode: modeString(meta.Mode),
 		SHA256Before: hex.EncodeToString(hBefore.Sum(nil)), SHA256After: hex.EncodeToString(hAfter.Sum(nil)),
-		Backup: backupRel, FromVersion: plan.FromVersion, Changes: len(plan.Changes), Time: m.opts.Now().UTC()}
+		Backup: backupRel, FromVersion: plan.FromVersion, Changes: plan.ChangeCount, Time: m.opts.Now().UTC()}
 	for _, r := range plan.Repairs {
 		entry.Repairs = append(entry.Repairs, r.What)
 	}

@@ -128,7 +128,9 @@ func runImport(cmd *cobra.Command, ios *IO, opts *importOptions, args []string) 
 			return err
 		}
 	} else {
-		printImportSummary(out, sum)
+		if !opts.Quiet {
+			printImportSummary(out, sum)
+		}
 	}
 	if sum.Failed > 0 {
 		return errFailed

@@ -123,7 +123,7 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 		if err := enc.Encode(map[string]any{"summary": sum}); err != nil {
 			return err
 		}
-	} else {
+	} else if !opts.Quiet {
 		verb := "Checked"
 		if sum.DryRun {
 			verb = "Dry run, nothing written: checked"
@@ -172,7 +172,7 @@ func printMigrateResult(w *bufio.Writer, r migrate.FileResult, dryRun, details b
 		if r.EarlyV4 {
 			from = "early v4"
 		}
-		fmt.Fprintf(w, "%s  %s (%s → v4, %s", verb, r.Path, from, plural(len(r.Changes), "change", "changes"))
+		fmt.Fprintf(w, "%s  %s (%s → v4, %s", verb, r.Path, from, plural(r.ChangeCount, "change", "changes"))
 		if len(r.Repairs) > 0 {
 			fmt.Fprintf(w, ", %s", plural(len(r.Repairs), "repair", "repairs"))
 		}

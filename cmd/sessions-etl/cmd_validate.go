@@ -104,6 +104,15 @@ func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []stri
 		if err := enc.Encode(map[string]any{"summary": sum}); err != nil {
 			return err
 		}
+	} else if opts.Quiet {
+		// --quiet: the problems only, one per line.
+		for _, p := range problems {
+			loc := p.path
+			if p.is.Line > 0 {
+				loc = fmt.Sprintf("%s:%d", p.path, p.is.Line)
+			}
+			fmt.Fprintf(out, "%s: %s %s: %s\n", loc, p.is.Severity, p.is.Code, p.is.Message)
+		}
 	} else {
 		printValidateSummary(out, sum)
 		if len(problems) > 0 {

@@ -120,7 +120,7 @@ Exit codes: 0 success, 1 some files failed or were rejected, 2 usage error, 130 
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
 	pf.BoolVar(&g.JSON, "json", false, "machine-readable output (JSON Lines) on stdout")
-	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "no progress bar and no summary on stderr")
+	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "no progress bar and no summary: print only problems")
 	pf.IntVar(&g.Workers, "workers", runtime.NumCPU(), "files processed in parallel")
 
 	for _, mk := range commandMakers {

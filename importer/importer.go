@@ -107,7 +107,11 @@ func (r Result) Failed() bool {
 	case ResultConflict, ResultFailed:
 		return true
 	case ResultSkipped:
-		return r.Reason != string(validate.StatusEmpty) && r.Reason != ReasonInTarget
+		switch r.Reason {
+		case string(validate.StatusEmpty), ReasonInTarget, ingest.CodeBrokenLink, ingest.CodeSymlinkCycle, ingest.CodeNotASessionFile:
+			return false // nothing to import, nothing the user must fix
+		}
+		return true
 	}
 	return false
 }

@@ -27,6 +27,11 @@ type Root struct {
 	Path      string // a directory or a single file
 	Recursive bool   // descend into subdirectories
 	Source    string // source label for files found here; "" derives it from each file's path
+	// OtherFiles marks a directory that also holds other JSONL files of the
+	// agent (pi's agent directory: ~/.pi/agent/*.jsonl): a file there whose
+	// first record is a JSON object that is not a session header is
+	// passed over with a note (code not_a_session_file), not validated.
+	OtherFiles bool
 	// Skip lists directories never entered below this root: this tool's
 	// state directory, whose run directories hold backups of session files
 	// (SPEC.md §1.1: skip this tool's temporary files and backups).
@@ -63,7 +68,7 @@ const TempPrefix = ".sessions-etl-"
 func DefaultRoots(home string) []Root {
 	cand := []Root{
 		{Path: filepath.Join(home, ".pi", "agent", "sessions"), Recursive: true, Source: SourcePi},
-		{Path: filepath.Join(home, ".pi", "agent"), Recursive: false, Source: SourcePi},
+		{Path: filepath.Join(home, ".pi", "agent"), Recursive: false, Source: SourcePi, OtherFiles: true},
 		{Path: filepath.Join(home, ".atomic", "agent", "sessions"), Recursive: true, Source: SourceAtomic},
 		{Path: filepath.Join(home, ".prime", "agent", "sessions"), Recursive: true, Source: SourcePrime},
 	}
@@ -193,7 +198,43 @@ func (w *walker) root(r Root) error {
 	return w.dir(r, r.Path, fi)
 }
 
+// notASession reports whether the file's first record is a JSON object
+// whose "type" is a string other than "session" (another kind of JSONL
+// file, not a damaged session). At most 1 MiB is read.
+func notASession(path string) bool {
+	f, err := OpenRegular(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var typ string
+	var isObj, seen bool
+	rd := Reader{MaxDepth: 1}
+	_, _ = rd.Read(context.Background(), io.LimitReader(f, 1<<20), visitFirst(func(rec *Record) {
+		seen = true
+		isObj = rec.Tape.Kind(rec.Root) == KindObject
+		typ, _ = rec.Tape.Str(rec.Tape.Get(rec.Root, "type"))
+	}))
+	return seen && isObj && typ != "session"
+}
+
+// visitFirst calls fn with the first record and stops.
+type visitFirst func(*Record)
+
+func (v visitFirst) Record(r *Record) error { v(r); return errFirstSeen }
+func (visitFirst) Issue(Issue)              {}
+
+var errFirstSeen = errors.New("first record seen")
+
+// CodeNotASessionFile notes a file of another kind in a directory that
+// holds session files among others (Root.OtherFiles).
+const CodeNotASessionFile = "not_a_session_file"
+
 func (w *walker) file(r Root, path string, fi fs.FileInfo) error {
+	if r.OtherFiles && path != r.Path && notASession(path) {
+		w.report(path, w.source(r, path), CodeNotASessionFile, SeverityNote, "another kind of JSONL file (its first record is not a session header): not read")
+		return nil
+	}
 	id := statIDs(fi)
 	if id != (devIno{}) {
 		if w.seenFiles[id] {

@@ -42,8 +42,10 @@ func TestDiscover(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(pi, "a.jsonl.lock", "inside.jsonl"), "{}\n") // never read
-	writeFile(t, filepath.Join(home, ".pi", "agent", "legacy.jsonl"), "{}\n")
-	writeFile(t, filepath.Join(home, ".pi", "agent", "other", "deep.jsonl"), "{}\n") // not a session root
+	writeFile(t, filepath.Join(home, ".pi", "agent", "legacy.jsonl"), `{"type":"session","id":"x"}`+"\n")
+	writeFile(t, filepath.Join(home, ".pi", "agent", "prompt-history.jsonl"), `{"prompt":"hi","timestamp":1}`+"\n") // another kind of file: a note
+	writeFile(t, filepath.Join(home, ".pi", "agent", "broken.jsonl"), "oops\n")                                     // not JSON: kept (a damaged session?)
+	writeFile(t, filepath.Join(home, ".pi", "agent", "other", "deep.jsonl"), "{}\n")                                // not a session root
 	writeFile(t, filepath.Join(home, ".atomic", "agent", "sessions", "--x--", "c.jsonl"), "{}\n")
 	prime := filepath.Join(home, ".prime", "agent", "sessions")
 	writeFile(t, filepath.Join(prime, "p1.jsonl"), "{}\n")
@@ -66,6 +68,7 @@ func TestDiscover(t *testing.T) {
 	want := []string{
 		"pi:.pi/agent/sessions/--home-dev-proj--/a.jsonl",
 		"pi:.pi/agent/sessions/--home-dev-proj--/b.jsonl",
+		"pi:.pi/agent/broken.jsonl",
 		"pi:.pi/agent/legacy.jsonl",
 		"atomic:.atomic/agent/sessions/--x--/c.jsonl",
 		"prime:.prime/agent/sessions/archive/e.jsonl",
@@ -80,7 +83,7 @@ func TestDiscover(t *testing.T) {
 		codes = append(codes, filepath.Base(is.Path)+":"+is.Issue.Code)
 	}
 	slices.Sort(codes)
-	wantCodes := []string{"gone.jsonl:broken_link", "loop:symlink_cycle"}
+	wantCodes := []string{"gone.jsonl:broken_link", "loop:symlink_cycle", "prompt-history.jsonl:not_a_session_file"}
 	if !slices.Equal(codes, wantCodes) {
 		t.Errorf("issues = %q, want %q", codes, wantCodes)
 	}

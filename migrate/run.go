@@ -72,7 +72,11 @@ func (r FileResult) Failed() bool {
 	case ResultFailed, ResultLocked:
 		return true
 	case ResultSkipped:
-		return r.Reason != string(validate.StatusEmpty)
+		switch r.Reason {
+		case string(validate.StatusEmpty), ingest.CodeBrokenLink, ingest.CodeSymlinkCycle, ingest.CodeNotASessionFile:
+			return false // nothing to upgrade, nothing the user must fix
+		}
+		return true
 	}
 	return false
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -47,12 +48,19 @@ expected usage totals. The same --seed and options give byte-identical output.
 				}
 				return nil
 			}
+			if opts.Sessions < 1 {
+				return usagef("--sessions must be at least 1")
+			}
+			if ents, err := os.ReadDir(opts.Out); err == nil && len(ents) > 0 {
+				return usagef("--out %s is not empty and holds no home generated with these options: choose a new or empty directory", opts.Out)
+			}
 			m, err := synth.Generate(cmd.Context(), synth.Options{Out: opts.Out, Sessions: opts.Sessions, Seed: opts.Seed, Size: size, Workers: opts.Workers})
 			if err != nil {
 				return err
 			}
 			if !opts.Quiet {
-				fmt.Fprintf(ios.Out, "Wrote %d session files (%s) to %s; manifest: %s/manifest.json\n", len(m.Files), humanBytes(m.Bytes), opts.Out, opts.Out)
+				fmt.Fprintf(ios.Out, "Wrote %d session files (%s; forks, copies and damaged files included) to %s; expected verdicts and usage: %s\n",
+					len(m.Files), humanBytes(m.Bytes), opts.Out, filepath.Join(opts.Out, "manifest.json"))
 			}
 			return nil
 		},

@@ -23,6 +23,7 @@ type Issue struct {
 	Message  string   `json:"message"`
 }
 
+// String formats the issue as "line N: severity code: message".
 func (i Issue) String() string {
 	if i.Line > 0 {
 		return fmt.Sprintf("line %d: %s %s: %s", i.Line, i.Severity, i.Code, i.Message)

@@ -59,6 +59,7 @@ type SyntaxError struct {
 	Incomplete bool
 }
 
+// Error says where the value breaks and whether it was cut short.
 func (e *SyntaxError) Error() string {
 	if e.Incomplete {
 		return fmt.Sprintf("incomplete JSON at byte %d: %s", e.Offset, e.Msg)

@@ -38,6 +38,7 @@ type LockedError struct {
 	Age   time.Duration // how long ago the agent's lock was refreshed
 }
 
+// Error names the file and says who holds its lock.
 func (e *LockedError) Error() string { return e.Path + ": " + e.Hint() }
 
 // Hint is the message a user needs: who holds the lock and what to do.
@@ -51,6 +52,7 @@ func (e *LockedError) Hint() string {
 	return "another sessions-etl process is working on the file: run again when it is done, or wait with --lock-wait 30s"
 }
 
+// Unwrap makes errors.Is(err, ErrLocked) true.
 func (e *LockedError) Unwrap() error { return ErrLocked }
 
 // ErrLockLost reports that a lock we held was taken over: its mtime is not

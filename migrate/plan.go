@@ -90,6 +90,7 @@ type SkipError struct {
 	Detail string
 }
 
+// Error gives the reason, then the detail.
 func (e *SkipError) Error() string {
 	if e.Detail == "" {
 		return e.Reason

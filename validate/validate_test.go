@@ -123,3 +123,18 @@ func FuzzChecker(f *testing.F) {
 		}
 	})
 }
+
+// TestISOTimeFastPath: the fast path agrees with ParseTime.
+func TestISOTimeFastPath(t *testing.T) {
+	for _, s := range []string{
+		"2025-06-01T10:00:01.000Z", "2025-02-29T10:00:01.000Z", "2024-02-29T10:00:01.000Z", "2025-13-01T10:00:01.000Z",
+		"2025-06-31T10:00:01.000Z", "2025-06-30T24:00:01.000Z", "2025-06-01T10:60:01.000Z", "2025-06-01T10:00:61.000Z",
+		"2025-06-01T10:00:01.00xZ", "2025-06-01 10:00:01.000Z", "2025-06-01T10:00:01Z", "2025-06-01T10:00:01.000+02:00",
+		"2025-00-10T10:00:01.000Z", "2025-06-00T10:00:01.000Z", "yesterday", "",
+	} {
+		_, err := ParseTime(s)
+		if got := isISOTime([]byte(s)); got != (err == nil) {
+			t.Errorf("isISOTime(%q) = %v, ParseTime error %v", s, got, err)
+		}
+	}
+}

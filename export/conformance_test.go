@@ -403,8 +403,13 @@ func tableChecksums(t *testing.T, db *sql.DB) map[string]string {
 // pathChecksums is tableChecksums with file ids replaced by paths, so that
 // exports that numbered the files differently compare equal.
 func pathChecksums(t *testing.T, db *sql.DB) map[string]string {
+	return pathChecksumsOf(t, db, Tables)
+}
+
+// pathChecksumsOf is pathChecksums over the given tables.
+func pathChecksumsOf(t *testing.T, db *sql.DB, tables []*Table) map[string]string {
 	out := map[string]string{}
-	for _, tb := range Tables {
+	for _, tb := range tables {
 		order := strings.Replace(qualify(tb.OrderBy, "r"), "r.file_id", "r._path", 1)
 		q := fmt.Sprintf(`SELECT count(*), md5(string_agg(CAST(r AS VARCHAR), chr(10) ORDER BY %s))
 			FROM (SELECT f.path AS _path, x.* EXCLUDE (file_id) FROM %s x LEFT JOIN files f ON f.file_id = x.file_id) r`, order, tb.Name)

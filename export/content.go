@@ -54,6 +54,7 @@ func newContentWriter(parent string, gen int64, alloc memory.Allocator) (*conten
 	}
 	cw := &contentWriter{dir: dir, in: make(chan contentBatch, 2), done: make(chan error, 1),
 		pw: newPartWriter(dir, contentPartPrefix(gen), ContentBlocksTable, alloc, false)}
+	cw.pw.startAsync() // gathering rows and compressing row groups take about as long: overlap them
 	go cw.loop(cw.in)
 	return cw, nil
 }
@@ -64,8 +65,9 @@ func (cw *contentWriter) loop(in <-chan contentBatch) {
 		if err != nil {
 			continue // drain
 		}
+		fid, sid := driver.Value(b.fileID), driver.Value(b.sessionID)
 		for i := range b.blocks {
-			cw.vals = b.blocks[i].values(cw.vals[:0], b.fileID, b.sessionID)
+			cw.vals = b.blocks[i].values(cw.vals[:0], fid, sid)
 			if err = cw.pw.add(cw.vals); err != nil {
 				break
 			}

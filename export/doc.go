@@ -36,6 +36,25 @@
 //     the export's --cost mode; copy_key_a and copy_key_b, 64-bit hashes of
 //     the record identities counted uses.
 //
+// # Modes
+//
+// Options.Mode says which tables a database keeps. ModeFull (the default,
+// `sessions-etl export`) keeps every table above. ModeUsage is how `report`
+// ingests: files, sessions, usage and ingest_issues exactly as ModeFull
+// has them, and instead of entries and content_blocks the compact
+// tool_uses (ToolUsesTable): one row per toolCall block and per block of a
+// toolResult message with a tool call id, with the columns of its entry
+// the tools report reads (timestamp, provider, model, copy_key). Nothing
+// else of an entry or a block is built, measured or stored, and no
+// fork_copy_of is derived: which tool blocks belong to fork copies is
+// worked out when they are reported, among the entries that have tool
+// blocks (queries/export.sql usage_mode_tool_calls; a fork copies entries
+// verbatim, so this gives the same answer). Every view of queries/views.sql
+// exists in both modes (tool_calls over tool_uses in ModeUsage). A
+// ModeUsage database writes no Parquet. The mode is stored in the database
+// (ReadMode); a run in the other mode rebuilds it from the files
+// (Summary.Rebuilt says why a run read every file).
+//
 // Timestamps are UTC instants in microseconds, stored without a zone
 // (DuckDB TIMESTAMP, Parquet timestamp with isAdjustedToUTC=false). Strings
 // are valid UTF-8: invalid bytes read as U+FFFD, as the agents read them.
@@ -75,13 +94,30 @@
 // validate.Checker and the extractor, so each file is read once — and
 // appends their rows through DuckDB's appender, deletes the rows of changed
 // and deleted files, recomputes the derived columns and commits, all in one
-// transaction: a failed run leaves the previous export. Parquet datasets
-// are then rewritten for the tables that changed, each into a new directory
-// swapped in whole (renameat2 RENAME_EXCHANGE on Linux), then the marker
-// file _sessions_etl.json. content_blocks, most of the bytes, is written
-// straight from the rows read and updated part by part (content.go); the
-// other tables are read back from DuckDB in slices of files, into zstd
-// Parquet files of row groups of at most RowGroupRows rows or about
-// RowGroupBytes, split into several files past PartFileBytes, each with
+// transaction: a failed run leaves the previous export. The cost columns
+// of a usage row are set as it is read (the export's --cost mode); the SQL
+// of queries/export.sql apply_cost_mode re-costs every row only when the
+// mode changes. Parquet datasets are then rewritten for the tables that
+// changed, each into a new directory swapped in whole (renameat2
+// RENAME_EXCHANGE on Linux), then the marker file _sessions_etl.json.
+// content_blocks, most of the bytes, is written straight from the rows read
+// and updated part by part (content.go; one goroutine gathers a row group
+// while another encodes, compresses and writes the one before); the other
+// tables are read back from DuckDB in slices of files, into zstd Parquet
+// files of row groups of at most RowGroupRows rows or about RowGroupBytes,
+// split into several files past PartFileBytes, each with
 // sessions_etl.schema_version in its key-value metadata.
+//
+// # Memory
+//
+// Peak memory is bounded by the largest line and fixed buffers, not by the
+// home: DuckDB's memory_limit (DefaultMemoryLimit); the appender handed to
+// DuckDB every appenderFlushBytes of strings (DuckDB's memory outside its
+// buffer pool grows with each flush); DuckDB row groups of
+// exportRowGroupRows rows in a ModeFull database (DuckDB keeps a row group
+// in memory until it is full: at its default size, hundreds of MB of
+// message text, spilled to disk and read back); Parquet row groups of
+// about RowGroupBytes, their string buffers reserved once per row group;
+// Zstd page encoders with a 2 MiB window (zstd.go). The command also sets
+// a soft limit on the Go heap.
 package export

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/zeebo/xxh3"
@@ -35,9 +37,11 @@ const (
 
 // extractOptions are the per-run settings of the extractor.
 type extractOptions struct {
+	usageOnly bool // ModeUsage: no entries and content blocks, tool rows instead
 	noContent bool
 	withRaw   bool
 	prices    *pricing.Table
+	costMode  CostMode
 }
 
 // fileResult is everything one file yields: the verdict, and when its
@@ -46,8 +50,9 @@ type fileResult struct {
 	file    ingest.File
 	res     validate.Result
 	session *sessionRow // nil when the file's records are not used
-	entries []entryRow
-	blocks  []blockRow
+	entries []entryRow  // ModeFull
+	blocks  []blockRow  // ModeFull
+	tools   []toolRow   // ModeUsage
 	usage   []usageRow
 	issues  []issueRow // validate's issues and the export's, by line
 	issueN  int        // issues of every severity, also those beyond the listing cap
@@ -77,6 +82,7 @@ type extractor struct {
 	hdr       sessionRow
 	hdrModel  model // v1 header provider/modelId
 	entryIdx  int
+	lastID    optStr // the last entry's id (the active leaf)
 
 	// attribution of usage without its own model
 	lastAssistant, lastModelChange model
@@ -93,6 +99,7 @@ type extractor struct {
 	exportIssues []issueRow
 	scratch      []byte
 	keyBuf       []byte
+	noIDKey      noIDKey // ModeUsage: the current entry's copy-key fields when it has no id
 }
 
 func newExtractor(opts *extractOptions) *extractor {
@@ -108,6 +115,7 @@ func (x *extractor) reset(f ingest.File) {
 	x.hdr = sessionRow{}
 	x.hdrModel = model{}
 	x.entryIdx = 0
+	x.lastID = optStr{}
 	x.lastAssistant, x.lastModelChange = model{}, model{}
 	x.haveAssistant, x.haveModelChange = false, false
 	clear(x.own)
@@ -268,16 +276,20 @@ func (x *extractor) entry(r *ingest.Record) {
 		return // duplicate header: reported by validate, not an entry
 	}
 	out := x.out
+	full := !x.opts.usageOnly
 	e := entryRow{entryIndex: x.entryIdx, lineNo: r.Line}
 	x.entryIdx++
 	idNode := t.Get(root, "id")
 	e.entryID = nonEmpty(t, idNode)
-	pn := t.Get(root, "parentId")
-	e.parentID = str(t, pn)
-	x.hasParentKey = append(x.hasParentKey, pn >= 0)
-	if e.entryID.ok {
-		if _, dup := x.idIndex[e.entryID.v]; !dup {
-			x.idIndex[e.entryID.v] = e.entryIndex
+	x.lastID = e.entryID
+	if full {
+		pn := t.Get(root, "parentId")
+		e.parentID = str(t, pn)
+		x.hasParentKey = append(x.hasParentKey, pn >= 0)
+		if e.entryID.ok {
+			if _, dup := x.idIndex[e.entryID.v]; !dup {
+				x.idIndex[e.entryID.v] = e.entryIndex
+			}
 		}
 	}
 	tsNode := t.Get(root, "timestamp")
@@ -305,8 +317,10 @@ func (x *extractor) entry(r *ingest.Record) {
 
 	if e.entryID.ok {
 		e.copyKey = x.keyA(e.entryID.v, tsRaw)
-	} else {
+	} else if full {
 		e.copyKey = x.keyNoID(typ.v, tsRaw, msgTSRaw, r.Raw)
+	} else {
+		x.noIDKey = noIDKey{typ.v, tsRaw, msgTSRaw, r.Raw, false} // hashed only if the entry has tool rows
 	}
 	if x.opts.withRaw {
 		e.raw = someStr(validString(r.Raw))
@@ -332,7 +346,9 @@ func (x *extractor) entry(r *ingest.Record) {
 		default:
 			sess.otherMessages++
 		}
-		e.customType = str(t, t.Get(msg, "customType"))
+		if full {
+			e.customType = str(t, t.Get(msg, "customType"))
+		}
 		var tr *toolResultMeta
 		switch e.role.v {
 		case "assistant":
@@ -363,16 +379,22 @@ func (x *extractor) entry(r *ingest.Record) {
 		}
 		x.blocks(t, t.Get(msg, "content"), &e, tr)
 	case "custom_message":
-		e.customType = str(t, t.Get(root, "customType"))
+		if full {
+			e.customType = str(t, t.Get(root, "customType"))
+		}
 		x.blocks(t, t.Get(root, "content"), &e, nil)
 	case "custom":
-		e.customType = str(t, t.Get(root, "customType"))
+		if full {
+			e.customType = str(t, t.Get(root, "customType"))
+		}
 	case "model_change":
 		m := model{nonEmpty(t, t.Get(root, "provider")), nonEmpty(t, t.Get(root, "modelId"))}
 		e.provider, e.model = m.provider, m.model
 		x.lastModelChange, x.haveModelChange = m, true
 	case "thinking_level_change":
-		e.thinkingLevel = str(t, t.Get(root, "thinkingLevel"))
+		if full {
+			e.thinkingLevel = str(t, t.Get(root, "thinkingLevel"))
+		}
 	case "session_info":
 		if n := t.Get(root, "name"); n >= 0 {
 			sess.name = nonEmpty(t, n) // an empty name clears the title
@@ -398,8 +420,11 @@ func (x *extractor) entry(r *ingest.Record) {
 			sess.lastActivity = instant
 		}
 	}
-	e.typ = typ
-	out.entries = append(out.entries, e)
+	sess.entries++
+	if full {
+		e.typ = typ
+		out.entries = append(out.entries, e)
+	}
 }
 
 // attribution is the provider/model of usage without its own (SPEC.md §4
@@ -519,11 +544,38 @@ func (x *extractor) usage(t *ingest.Tape, u int, kind string, r *ingest.Record, 
 			row.calculated = costParts{someFloat(c.Input), someFloat(c.Output), someFloat(c.CacheRead), someFloat(c.CacheWrite), someFloat(c.Total)}
 		}
 	}
+	row.cost, row.costSource = costOf(x.opts.costMode, &row)
 	if e.entryID.ok {
 		row.copyKeyA = someInt(e.copyKey)
 	}
 	row.copyKeyB = x.keyB(kind, tsRaw, msgTSRaw, row.input, row.output, row.cacheRead, row.cacheWrite)
 	return row
+}
+
+// costOf is the cost of a usage row in mode and where it comes from
+// (SPEC.md §4), as queries/export.sql apply_cost_mode computes it when the
+// mode of an export changes: recorded uses usage.cost; calculate the price
+// table; auto the recorded cost when present and non-zero for non-zero
+// tokens, else the price table. Without a cost the row is unpriced and its
+// cost columns NULL.
+func costOf(mode CostMode, r *usageRow) (costParts, string) {
+	rec, calc := r.recorded.total.ok, r.calculated.total.ok
+	switch mode {
+	case CostRecorded:
+		calc = false
+	case CostCalculate:
+		rec = false
+	default:
+		noTokens := r.input == 0 && r.output == 0 && r.cacheRead == 0 && r.cacheWrite == 0
+		rec = rec && (r.recorded.total.v != 0 || noTokens)
+	}
+	switch {
+	case rec:
+		return r.recorded, "recorded"
+	case calc:
+		return r.calculated, "calculated"
+	}
+	return costParts{}, "unpriced"
 }
 
 // toolResultMeta is what a toolResult message gives each of its blocks.
@@ -532,19 +584,28 @@ type toolResultMeta struct {
 	isError      optBool
 }
 
-// blocks adds the content blocks of content (a string or an array).
+// blocks adds the content blocks of content (a string or an array): in
+// ModeFull as content_blocks rows, in ModeUsage as tool_uses rows for the
+// blocks the tools report reads (toolCall blocks, and the blocks of
+// toolResult messages with a tool call id), whose other blocks are not
+// even measured.
 func (x *extractor) blocks(t *ingest.Tape, content int, e *entryRow, tr *toolResultMeta) {
-	out := x.out
 	base := blockRow{entryIndex: e.entryIndex, entryID: e.entryID}
 	if tr != nil {
 		base.toolCallID, base.toolName, base.isError = tr.callID, tr.name, tr.isError
 	}
+	// measure: the block's size and content are needed (all but toolCall
+	// blocks outside tool results are left out of ModeUsage).
+	measure := !x.opts.usageOnly || tr != nil
 	switch t.Kind(content) {
 	case ingest.KindString:
+		if !measure {
+			return
+		}
 		b := base
 		b.blockType = someStr("text")
 		x.text(t, content, &b)
-		out.blocks = append(out.blocks, b)
+		x.addBlock(&b, e)
 	case ingest.KindArray:
 		i := 0
 		t.Children(content, func(c int) bool {
@@ -557,13 +618,18 @@ func (x *extractor) blocks(t *ingest.Tape, content int, e *entryRow, tr *toolRes
 			b.blockIndex = idx
 			bt, _ := t.StrBytes(t.Get(c, "type"))
 			b.blockType = someStr(intern(blockTypes, bt))
+			if !measure && b.blockType.v != "toolCall" {
+				return true
+			}
 			switch b.blockType.v {
 			case "text":
 				x.text(t, t.Get(c, "text"), &b)
 			case "thinking":
 				x.text(t, t.Get(c, "thinking"), &b)
 			case "image":
-				b.mimeType = str(t, t.Get(c, "mimeType"))
+				if !x.opts.usageOnly {
+					b.mimeType = str(t, t.Get(c, "mimeType"))
+				}
 				if d := t.Get(c, "data"); t.Kind(d) == ingest.KindString {
 					b.byteSize = someInt(base64Size(t, d))
 				}
@@ -581,22 +647,132 @@ func (x *extractor) blocks(t *ingest.Tape, content int, e *entryRow, tr *toolRes
 			if bt == nil {
 				b.blockType = optStr{}
 			}
-			out.blocks = append(out.blocks, b)
+			x.addBlock(&b, e)
 			return true
 		})
 	}
 }
 
+// addBlock keeps block b of entry e: a content_blocks row, or in ModeUsage
+// a tool_uses row when the tools report reads it.
+func (x *extractor) addBlock(b *blockRow, e *entryRow) {
+	out := x.out
+	if !x.opts.usageOnly {
+		out.blocks = append(out.blocks, *b)
+		return
+	}
+	isCall, isResult := b.blockType.v == "toolCall", e.role.v == "toolResult" && b.toolCallID.ok
+	if !isCall && !isResult {
+		return
+	}
+	if !e.entryID.ok && !x.noIDKey.done {
+		k := &x.noIDKey
+		e.copyKey = x.keyNoID(k.typ, k.ts, k.msgTS, k.raw)
+		k.done = true
+	}
+	out.tools = append(out.tools, toolRow{entryIndex: e.entryIndex, blockIndex: b.blockIndex, timestamp: e.timestamp,
+		isCall: isCall, isResult: isResult, toolCallID: b.toolCallID, toolName: b.toolName, provider: e.provider,
+		model: e.model, byteSize: b.byteSize, isError: b.isError, copyKey: e.copyKey})
+}
+
+// noIDKey holds what the copy key of an entry without id is made of, so
+// that ModeUsage hashes the record only when the entry has tool rows.
+type noIDKey struct {
+	typ            string
+	ts, msgTS, raw []byte
+	done           bool
+}
+
 var blockTypes = map[string]string{"text": "text", "thinking": "thinking", "image": "image", "toolCall": "toolCall"}
 
+// text sets the size (decoded UTF-8 bytes) and, with content, the text of
+// block b from the string node n, decoding it at most once.
 func (x *extractor) text(t *ingest.Tape, n int, b *blockRow) {
 	if t.Kind(n) != ingest.KindString {
 		return
 	}
-	b.byteSize = someInt(int64(t.StrLen(n)))
-	if !x.opts.noContent {
-		b.text = str(t, n)
+	if x.opts.noContent {
+		b.byteSize = someInt(int64(decodedLen(t, n)))
+		return
 	}
+	s, _ := t.StrBytes(n)
+	b.byteSize = someInt(int64(len(s)))
+	b.text = someStr(validString(s))
+}
+
+// decodedLen is the length of the decoded string node n (Tape.StrLen)
+// without decoding it: the body's bytes, with each escape counted as the
+// bytes it decodes to, as ingest's unescape writes them (a lone surrogate
+// is U+FFFD).
+func decodedLen(t *ingest.Tape, n int) int {
+	raw := t.Raw(n)
+	return escapedLen(raw[1 : len(raw)-1])
+}
+
+// escapedLen is the decoded length of the JSON string body s (validated by
+// the scanner), escape by escape (see oneEscape).
+func escapedLen(s []byte) int {
+	n := 0
+	for i := 0; i < len(s); {
+		j := bytes.IndexByte(s[i:], '\\')
+		if j < 0 {
+			return n + len(s) - i
+		}
+		n += j
+		i += j
+		k, used := oneEscape(s[i:])
+		if used == 0 {
+			return n
+		}
+		n += k
+		i += used
+	}
+	return n
+}
+
+// oneEscape decodes the escape at the start of s as ingest's unescape
+// does: the decoded bytes and the bytes of s it takes (0 when s ends
+// inside it). A lone surrogate is U+FFFD.
+func oneEscape(s []byte) (decoded, used int) {
+	if len(s) < 2 {
+		return 0, 0
+	}
+	switch s[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 1, 2
+	case 'u':
+		if len(s) < 6 {
+			return 0, 0
+		}
+		r := hex4(s[2:6])
+		if utf16.IsSurrogate(r) {
+			if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+				if d := utf16.DecodeRune(r, hex4(s[8:12])); d != utf8.RuneError {
+					return utf8.RuneLen(d), 12
+				}
+			}
+			r = utf8.RuneError
+		}
+		return utf8.RuneLen(r), 6
+	}
+	return 0, 2
+}
+
+// hex4 reads four hexadecimal digits (validated by the scanner).
+func hex4(b []byte) rune {
+	var v rune
+	for _, c := range b[:4] {
+		v <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			v |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			v |= rune(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			v |= rune(c-'A') + 10
+		}
+	}
+	return v
 }
 
 // base64Size is the decoded size in bytes of the base64 string node n
@@ -689,7 +865,7 @@ func (x *extractor) finish() *fileResult {
 		out.issues = append(out.issues, issueRow{lineNo: is.Line, severity: string(is.Severity), code: is.Code, message: is.Message})
 	}
 	if !use {
-		out.entries, out.blocks, out.usage = nil, nil, nil
+		out.entries, out.blocks, out.tools, out.usage = nil, nil, nil, nil
 		return out
 	}
 	out.issueN += len(x.exportIssues)
@@ -701,15 +877,14 @@ func (x *extractor) finish() *fileResult {
 		}
 		return b == 0 || a < b
 	})
-	x.activeBranch()
+	if !x.opts.usageOnly {
+		x.activeBranch()
+	}
 	s := x.hdr
 	s.source = out.file.Source
 	s.path = out.file.Path
 	s.formatVersion = res.FormatVersion
-	s.entries = int64(len(out.entries))
-	if n := len(out.entries); n > 0 {
-		s.activeLeaf = out.entries[n-1].entryID
-	}
+	s.activeLeaf = x.lastID
 	s.torn = torn
 	out.session = &s
 	return out

@@ -13,6 +13,7 @@ import (
 type loader struct {
 	st     *store
 	nextID int64
+	tables []*Table
 	aps    map[string]*appender
 	added  map[string]int64 // rows appended per table (read after finish)
 	read   map[string]bool  // paths read in this run
@@ -36,10 +37,11 @@ type loadItem struct {
 	id int64
 }
 
-func newLoader(st *store, maxID int64, duckContent bool) (*loader, error) {
-	ld := &loader{st: st, nextID: maxID + 1, aps: map[string]*appender{}, added: map[string]int64{}, read: map[string]bool{},
+// newLoader starts a loader appending to tables (those of the run's mode).
+func newLoader(st *store, maxID int64, tables []*Table, duckContent bool) (*loader, error) {
+	ld := &loader{st: st, nextID: maxID + 1, tables: tables, aps: map[string]*appender{}, added: map[string]int64{}, read: map[string]bool{},
 		duckContent: duckContent, in: make(chan loadItem, 4), done: make(chan error, 1)}
-	for _, t := range Tables {
+	for _, t := range tables {
 		if t == ContentBlocksTable && !duckContent {
 			continue
 		}
@@ -73,7 +75,7 @@ func (ld *loader) finish() error {
 		close(ld.in)
 		ld.in = nil
 		ld.err = <-ld.done
-		if !ld.duckContent {
+		if !ld.duckContent && ld.contentAdded > 0 {
 			ld.added[TableContentBlocks] += ld.contentAdded
 		}
 	}
@@ -82,7 +84,7 @@ func (ld *loader) finish() error {
 
 func (ld *loader) closeAppenders() error {
 	var errs []error
-	for _, t := range Tables {
+	for _, t := range ld.tables {
 		if ap := ld.aps[t.Name]; ap != nil {
 			errs = append(errs, ap.close())
 		}
@@ -164,21 +166,28 @@ func (ld *loader) appendFile(fr *fileResult, id int64) error {
 	}
 	if s := fr.session; s != nil {
 		s.fileID = id
-		sid := s.sessionID
+		fid, sid := driver.Value(id), driver.Value(s.sessionID)
 		if err := ld.flush(TableSessions, s.values(ld.vals[:0])); err != nil {
 			return err
 		}
 		v := ld.vals[:0]
 		for i := range fr.entries {
-			v = fr.entries[i].values(v, id, sid)
+			v = fr.entries[i].values(v, fid, sid)
 		}
 		if err := ld.flush(TableEntries, v); err != nil {
+			return err
+		}
+		v = v[:0]
+		for i := range fr.tools {
+			v = fr.tools[i].values(v, fid)
+		}
+		if err := ld.flush(TableToolUses, v); err != nil {
 			return err
 		}
 		if ld.duckContent {
 			v = v[:0]
 			for i := range fr.blocks {
-				v = fr.blocks[i].values(v, id, sid)
+				v = fr.blocks[i].values(v, fid, sid)
 			}
 			if err := ld.flush(TableContentBlocks, v); err != nil {
 				return err
@@ -186,7 +195,7 @@ func (ld *loader) appendFile(fr *fileResult, id int64) error {
 		}
 		v = v[:0]
 		for i := range fr.usage {
-			v = fr.usage[i].values(v, id, sid)
+			v = fr.usage[i].values(v, fid, sid)
 		}
 		if err := ld.flush(TableUsage, v); err != nil {
 			return err

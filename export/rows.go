@@ -50,6 +50,9 @@ func (o optInt) int32Val() driver.Value {
 	return int32(o.v)
 }
 
+// The values methods of the per-file rows take the file's id and session
+// id already boxed, so that a row costs no allocation for them.
+
 func nullable[T any](v T, ok bool) driver.Value {
 	if !ok {
 		return nil
@@ -118,7 +121,7 @@ type entryRow struct {
 	raw             optStr
 }
 
-func (r *entryRow) values(dst []driver.Value, fileID int64, sessionID string) []driver.Value {
+func (r *entryRow) values(dst []driver.Value, fileID, sessionID driver.Value) []driver.Value {
 	return append(dst, fileID, sessionID, int32(r.entryIndex), r.entryID.val(), r.parentID.val(), int32(r.lineNo),
 		r.typ.val(), r.timestamp.val(), r.role.val(), r.customType.val(), r.provider.val(), r.model.val(),
 		r.thinkingLevel.val(), r.onActiveBranch, nil, r.copyKey, r.raw.val())
@@ -139,7 +142,7 @@ type blockRow struct {
 	isError    optBool
 }
 
-func (r *blockRow) values(dst []driver.Value, fileID int64, sessionID string) []driver.Value {
+func (r *blockRow) values(dst []driver.Value, fileID, sessionID driver.Value) []driver.Value {
 	return append(dst, fileID, sessionID, int32(r.entryIndex), r.entryID.val(), int32(r.blockIndex), r.blockType.val(),
 		r.text.val(), r.toolCallID.val(), r.toolName.val(), r.arguments.val(), r.mimeType.val(), r.byteSize.val(), r.isError.val())
 }
@@ -149,9 +152,8 @@ type costParts struct {
 	input, output, cacheRead, cacheWrite, total optFloat
 }
 
-// usageRow is a row of UsageTable. cost_* and cost_source are filled in by
-// SQL (queries/export.sql apply_cost_mode), counted and
-// duplicate_of_session_id by derive_counted.
+// usageRow is a row of UsageTable. counted and duplicate_of_session_id are
+// filled in by SQL (queries/export.sql derive_counted).
 type usageRow struct {
 	entryIndex                           int
 	entryID                              optStr
@@ -162,21 +164,41 @@ type usageRow struct {
 	input, output, cacheRead, cacheWrite int64
 	totalTokens                          int64
 	recorded, calculated                 costParts
+	cost                                 costParts // of the run's cost mode (costOf)
+	costSource                           string
 	copyKeyA                             optInt
 	copyKeyB                             int64
 }
 
-// costPending marks a usage row whose cost columns apply_cost_mode has not
-// set yet; it never survives a committed export.
-const costPending = ""
-
-func (r *usageRow) values(dst []driver.Value, fileID int64, sessionID string) []driver.Value {
+func (r *usageRow) values(dst []driver.Value, fileID, sessionID driver.Value) []driver.Value {
 	return append(dst, fileID, sessionID, int32(r.entryIndex), r.entryID.val(), int32(r.lineNo), r.timestamp.val(), r.kind,
 		r.provider.val(), r.api.val(), r.model.val(), r.stopReason.val(),
 		r.input, r.output, r.cacheRead, r.cacheWrite, r.totalTokens,
 		r.recorded.input.val(), r.recorded.output.val(), r.recorded.cacheRead.val(), r.recorded.cacheWrite.val(), r.recorded.total.val(),
 		r.calculated.input.val(), r.calculated.output.val(), r.calculated.cacheRead.val(), r.calculated.cacheWrite.val(), r.calculated.total.val(),
-		nil, nil, nil, nil, nil, costPending, true, nil, r.copyKeyA.val(), r.copyKeyB)
+		r.cost.input.val(), r.cost.output.val(), r.cost.cacheRead.val(), r.cost.cacheWrite.val(), r.cost.total.val(),
+		r.costSource, true, nil, r.copyKeyA.val(), r.copyKeyB)
+}
+
+// toolRow is a row of ToolUsesTable: a content block the tools report
+// reads, with its entry's columns.
+type toolRow struct {
+	entryIndex      int
+	blockIndex      int
+	timestamp       optTime
+	isCall          bool
+	isResult        bool
+	toolCallID      optStr
+	toolName        optStr
+	provider, model optStr
+	byteSize        optInt
+	isError         optBool
+	copyKey         int64
+}
+
+func (r *toolRow) values(dst []driver.Value, fileID driver.Value) []driver.Value {
+	return append(dst, fileID, int32(r.entryIndex), int32(r.blockIndex), r.timestamp.val(), r.isCall, r.isResult,
+		r.toolCallID.val(), r.toolName.val(), r.provider.val(), r.model.val(), r.byteSize.val(), r.isError.val(), r.copyKey)
 }
 
 // issueRow is a row of IngestIssuesTable.

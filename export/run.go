@@ -44,6 +44,57 @@ func ParseCostMode(s string) (CostMode, error) {
 	return "", fmt.Errorf("unknown cost mode %q (want auto, recorded or calculate)", s)
 }
 
+// Mode says which tables an export keeps.
+type Mode string
+
+// Export modes.
+const (
+	// ModeFull keeps every table of SPEC.md §3 (Tables): the export.
+	ModeFull Mode = "full"
+	// ModeUsage keeps only what the reports read (UsageTables): files,
+	// sessions, usage, ingest_issues and tool_uses, a compact table of the
+	// tool call and result blocks, instead of entries and content_blocks.
+	// It is how `report` ingests: much less to build, append and commit.
+	// It writes no Parquet.
+	ModeUsage Mode = "usage"
+)
+
+// ParseMode checks a mode name ("" is full).
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case "", ModeFull:
+		return ModeFull, nil
+	case ModeUsage:
+		return ModeUsage, nil
+	}
+	return "", fmt.Errorf("unknown export mode %q (want full or usage)", s)
+}
+
+// usageSchemaVersion is the schema version a ModeUsage database records:
+// not SchemaVersion, so that a sessions-etl from before the usage mode,
+// which knows only SchemaVersion, rebuilds such a database instead of
+// updating tables it does not have.
+const usageSchemaVersion = 1000 + SchemaVersion
+
+func (m Mode) schemaVersion() int {
+	if m == ModeUsage {
+		return usageSchemaVersion
+	}
+	return SchemaVersion
+}
+
+// Tables returns the tables of a database of mode m.
+func (m Mode) Tables() []*Table {
+	if m == ModeUsage {
+		return UsageTables
+	}
+	return Tables
+}
+
+// ErrUsageModeParquet is returned by Run for ModeUsage with a Parquet
+// directory.
+var ErrUsageModeParquet = errors.New("export: the usage mode writes a DuckDB database only, no Parquet")
+
 // Progress receives what a run is doing. Methods are called from several
 // goroutines.
 type Progress interface {
@@ -69,8 +120,11 @@ type Options struct {
 	// per table). Empty: no Parquet sink.
 	ParquetDir string
 
-	NoContent bool     // text and arguments_json are NULL (sizes stay)
-	WithRaw   bool     // entries.raw_json holds each record's JSON
+	// Mode selects the tables ("" is ModeFull). A database made in another
+	// mode is rebuilt: every file is read again.
+	Mode      Mode
+	NoContent bool     // text and arguments_json are NULL (sizes stay); ModeUsage keeps no content anyway
+	WithRaw   bool     // entries.raw_json holds each record's JSON (ModeFull only)
 	CostMode  CostMode // "" is auto
 	// Prices is the price table for calculated costs (nil: pricing.Default()).
 	// PricingID identifies it, so that a different table re-prices
@@ -87,9 +141,18 @@ type Options struct {
 }
 
 // DefaultMemoryLimit is DuckDB's memory limit during an export. DuckDB
-// uses a few hundred MB more than this while loading large strings; a
-// larger limit loads somewhat faster.
-const DefaultMemoryLimit = "128MB"
+// uses about twice as much while loading large strings. Measured on the
+// 1 GB home, both sinks: 128 MB peaks some 40 MB higher in the same time;
+// 64 MB some 40 MB lower but 10% slower (more spilled to disk).
+const DefaultMemoryLimit = "96MB"
+
+// exportRowGroupRows is the DuckDB row group size of a ModeFull export.
+// DuckDB keeps the rows of a row group in memory until it is complete;
+// its default, 122 880 rows, is some 350 MB of content_blocks text, which
+// it spills to disk (compressed) and reads back. Smaller groups are written
+// to the database as they fill (measured on the 1 GB home, DuckDB sink:
+// peak RSS −40 MB and faster at 16 384 rows).
+const exportRowGroupRows = 16384
 
 // ErrNoSink is returned by Run when neither DuckDBPath nor ParquetDir is set.
 var ErrNoSink = errors.New("export: no output: give a DuckDB file, a Parquet directory, or both")
@@ -119,21 +182,26 @@ type TableCount struct {
 
 // Summary describes a run.
 type Summary struct {
-	StatePath     string         `json:"state_path"`
-	DuckDBPath    string         `json:"duckdb_path,omitempty"`
-	ParquetDir    string         `json:"parquet_dir,omitempty"`
-	Files         int            `json:"files"`     // session files found
-	Read          int            `json:"read"`      // files read (new or changed)
-	Unchanged     int            `json:"unchanged"` // files skipped: same path, size, mtime and inode
-	Removed       int            `json:"removed"`   // files gone since the last export
-	BytesRead     int64          `json:"bytes_read"`
-	ByStatus      map[string]int `json:"by_status"` // every current file
-	Rejected      int            `json:"rejected"`  // files whose records are not exported (not a session, unknown version, unreadable)
-	PathIssues    int            `json:"path_issues"`
-	Tables        []TableCount   `json:"tables"`
-	Changed       bool           `json:"changed"`
-	ParquetTables []string       `json:"parquet_tables"` // datasets (re)written
-	ElapsedMS     int64          `json:"elapsed_ms"`
+	StatePath  string         `json:"state_path"`
+	Mode       Mode           `json:"mode"`
+	DuckDBPath string         `json:"duckdb_path,omitempty"`
+	ParquetDir string         `json:"parquet_dir,omitempty"`
+	Files      int            `json:"files"`     // session files found
+	Read       int            `json:"read"`      // files read (new or changed)
+	Unchanged  int            `json:"unchanged"` // files skipped: same path, size, mtime and inode
+	Removed    int            `json:"removed"`   // files gone since the last export
+	BytesRead  int64          `json:"bytes_read"`
+	ByStatus   map[string]int `json:"by_status"` // every current file
+	Rejected   int            `json:"rejected"`  // files whose records are not exported (not a session, unknown version, unreadable)
+	PathIssues int            `json:"path_issues"`
+	Tables     []TableCount   `json:"tables"`
+	Changed    bool           `json:"changed"`
+	// Rebuilt says why every file was read again ("" when the run was
+	// incremental): "new database", "schema version", "mode", "content
+	// options", "pricing" or "parquet".
+	Rebuilt       string   `json:"rebuilt,omitempty"`
+	ParquetTables []string `json:"parquet_tables"` // datasets (re)written
+	ElapsedMS     int64    `json:"elapsed_ms"`
 }
 
 func (o *Options) pricingID() string {
@@ -143,9 +211,12 @@ func (o *Options) pricingID() string {
 	return "table:" + o.Prices.Source + "@" + o.Prices.Retrieved
 }
 
-func viewsHash() string {
+func viewsHash(mode Mode) string {
 	h := sha256.New()
-	for _, v := range queries.Views() {
+	if mode != ModeFull {
+		fmt.Fprintf(h, "%s\x00", mode)
+	}
+	for _, v := range modeViews(mode) {
 		fmt.Fprintf(h, "%s\x00%s\x00", v.Name, v.SQL)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8])
@@ -162,6 +233,17 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 	start := time.Now()
 	if opts.DuckDBPath == "" && opts.ParquetDir == "" {
 		return Summary{}, ErrNoSink
+	}
+	mode, err := ParseMode(string(opts.Mode))
+	if err != nil {
+		return Summary{}, err
+	}
+	opts.Mode = mode
+	if mode == ModeUsage {
+		if opts.ParquetDir != "" {
+			return Summary{}, ErrUsageModeParquet
+		}
+		opts.NoContent, opts.WithRaw = true, false
 	}
 	if opts.CostMode == "" {
 		opts.CostMode = CostAuto
@@ -183,7 +265,6 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 	if statePath == "" {
 		statePath = filepath.Join(opts.ParquetDir, StateFileName)
 	}
-	var err error
 	if statePath, err = filepath.Abs(statePath); err != nil {
 		return Summary{}, err
 	}
@@ -199,14 +280,24 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 	if memLimit == "" {
 		memLimit = DefaultMemoryLimit
 	}
-	st, err := openStore(ctx, statePath, map[string]string{
+	cfg := map[string]string{
 		"threads":      strconv.Itoa(opts.Workers),
 		"memory_limit": memLimit,
-	})
+	}
+	rowGroups := 0
+	if opts.Mode == ModeFull {
+		rowGroups = exportRowGroupRows
+		// Write each row group of a bulk append as soon as it is full,
+		// rather than gathering five: DuckDB spilled some 90 MB of them to
+		// disk (and read them back) during a 1 GB export, 20 MB now, and
+		// the export is 5-10% faster.
+		cfg["write_buffer_row_group_count"] = "1"
+	}
+	st, err := openStore(ctx, statePath, cfg, rowGroups)
 	if err != nil {
 		return Summary{}, err
 	}
-	r := &run{opts: opts, st: st, sum: Summary{StatePath: statePath, DuckDBPath: opts.DuckDBPath, ParquetDir: opts.ParquetDir}}
+	r := &run{opts: opts, st: st, sum: Summary{StatePath: statePath, Mode: opts.Mode, DuckDBPath: opts.DuckDBPath, ParquetDir: opts.ParquetDir}}
 	if opts.ParquetDir != "" {
 		removeStaging(opts.ParquetDir) // leftovers of an interrupted run; the state database lock makes this run the only one
 	}
@@ -295,20 +386,34 @@ func (r *run) load(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	cur := meta{schemaVersion: SchemaVersion, noContent: opts.NoContent, withRaw: opts.WithRaw,
-		costMode: string(opts.CostMode), pricing: opts.pricingID(), viewsHash: viewsHash(), tableGen: map[string]int64{}}
-	full := !ok || prev.schemaVersion != SchemaVersion || prev.noContent != cur.noContent ||
-		prev.withRaw != cur.withRaw || prev.pricing != cur.pricing
-	if opts.ParquetDir != "" && !full {
+	mode := opts.Mode
+	tables := mode.Tables()
+	cur := meta{schemaVersion: mode.schemaVersion(), mode: mode, noContent: opts.NoContent, withRaw: opts.WithRaw,
+		costMode: string(opts.CostMode), pricing: opts.pricingID(), viewsHash: viewsHash(mode), tableGen: map[string]int64{}}
+	switch {
+	case !ok:
+		r.sum.Rebuilt = "new database"
+	case prev.mode != cur.mode:
+		r.sum.Rebuilt = "mode"
+	case prev.schemaVersion != cur.schemaVersion:
+		r.sum.Rebuilt = "schema version"
+	case prev.noContent != cur.noContent || prev.withRaw != cur.withRaw:
+		r.sum.Rebuilt = "content options"
+	case prev.pricing != cur.pricing:
+		r.sum.Rebuilt = "pricing"
+	case opts.ParquetDir != "":
 		// The content_blocks dataset is kept up to date from the files read
 		// (content.go): when it is not the one the state describes (first
 		// export to this directory, a failed or interrupted write), every
 		// file is read again.
 		mk := readMarker(opts.ParquetDir)
 		fi, err := os.Stat(filepath.Join(opts.ParquetDir, TableContentBlocks))
-		full = mk == nil || mk.SchemaVersion != SchemaVersion || mk.Tables[TableContentBlocks] != prev.tableGen[TableContentBlocks] ||
-			err != nil || !fi.IsDir()
+		if mk == nil || mk.SchemaVersion != SchemaVersion || mk.Tables[TableContentBlocks] != prev.tableGen[TableContentBlocks] ||
+			err != nil || !fi.IsDir() {
+			r.sum.Rebuilt = "parquet"
+		}
 	}
+	full := r.sum.Rebuilt != ""
 	r.contentFull = full
 	if ok {
 		cur.generation = prev.generation
@@ -340,17 +445,17 @@ func (r *run) load(ctx context.Context) (err error) {
 	}()
 	dirty := map[string]bool{}
 	if full {
-		if err := st.createSchema(ctx); err != nil {
+		if err := st.createSchema(ctx, mode); err != nil {
 			return err
 		}
-		for _, t := range Tables {
+		for _, t := range tables {
 			dirty[t.Name] = true
 		}
 		cur.viewsHash = ""
 	}
 
 	// Read new and changed files in parallel; load them in discovery order.
-	ld, err := newLoader(st, maxID, opts.DuckDBPath != "")
+	ld, err := newLoader(st, maxID, tables, opts.DuckDBPath != "")
 	if err != nil {
 		return err
 	}
@@ -367,7 +472,8 @@ func (r *run) load(ctx context.Context) (err error) {
 	defer ld.finish()
 	unchanged := map[string]bool{}
 	var pathIssues []ingest.PathIssue
-	xopts := &extractOptions{noContent: opts.NoContent, withRaw: opts.WithRaw, prices: opts.Prices}
+	xopts := &extractOptions{usageOnly: mode == ModeUsage, noContent: opts.NoContent, withRaw: opts.WithRaw,
+		prices: opts.Prices, costMode: opts.CostMode}
 	readers := make([]*ingest.Reader, opts.Workers)
 	extractors := make([]*extractor, opts.Workers)
 	for i := range readers {
@@ -425,7 +531,7 @@ func (r *run) load(ctx context.Context) (err error) {
 	opts.Progress.Phase("deriving")
 	removed := map[string]int64{}
 	if len(ld.stale) > 0 {
-		if removed, err = r.deleteFiles(ctx, ld.stale); err != nil {
+		if removed, err = r.deleteFiles(ctx, tables, ld.stale); err != nil {
 			return err
 		}
 	}
@@ -434,7 +540,7 @@ func (r *run) load(ctx context.Context) (err error) {
 		return err
 	}
 	r.sum.PathIssues = len(pathIssues)
-	for _, t := range Tables {
+	for _, t := range tables {
 		if ld.added[t.Name] > 0 || removed[t.Name] > 0 {
 			dirty[t.Name] = true
 		}
@@ -443,7 +549,7 @@ func (r *run) load(ctx context.Context) (err error) {
 	for _, id := range ld.stale {
 		r.contentStale[id] = true
 	}
-	if len(ld.stale) > 0 {
+	if len(ld.stale) > 0 && mode == ModeFull {
 		dirty[TableContentBlocks] = true // the Parquet dataset loses the blocks of these files
 	}
 	if pathChanged {
@@ -453,18 +559,18 @@ func (r *run) load(ctx context.Context) (err error) {
 	filesChanged := ld.added[TableFiles] > 0 || removed[TableFiles] > 0
 	modeChanged := ok && !full && prev.costMode != cur.costMode
 	if filesChanged || full {
-		if updated, err = r.derive(ctx); err != nil {
+		if updated, err = r.derive(ctx, mode); err != nil {
 			return err
 		}
 	}
-	if filesChanged || full || modeChanged {
-		n, err := st.exec(ctx, queries.Export("apply_cost_mode"), string(opts.CostMode), modeChanged)
+	if modeChanged {
+		// New rows are costed as they are read (costOf); a new --cost mode
+		// re-costs the rows already there.
+		n, err := st.exec(ctx, queries.Export("apply_cost_mode"), string(opts.CostMode), true)
 		if err != nil {
 			return fmt.Errorf("apply_cost_mode: %w", err)
 		}
-		if modeChanged {
-			updated[TableUsage] += n
-		}
+		updated[TableUsage] += n
 	}
 	for t, n := range updated {
 		if n > 0 {
@@ -472,10 +578,10 @@ func (r *run) load(ctx context.Context) (err error) {
 		}
 	}
 	if prev.viewsHash != cur.viewsHash || full {
-		if err := st.createViews(ctx); err != nil {
+		if err := st.createViews(ctx, mode); err != nil {
 			return err
 		}
-		cur.viewsHash = viewsHash()
+		cur.viewsHash = viewsHash(mode)
 	}
 	r.sum.Changed = len(dirty) > 0 || full || modeChanged || prev.viewsHash != cur.viewsHash
 	if len(dirty) > 0 {
@@ -490,7 +596,7 @@ func (r *run) load(ctx context.Context) (err error) {
 		}
 	}
 	r.meta = cur
-	if err := r.counts(ctx, ld.added, removed, updated); err != nil {
+	if err := r.counts(ctx, tables, ld.added, removed, updated); err != nil {
 		return err
 	}
 	if _, err := st.exec(ctx, "COMMIT"); err != nil {
@@ -506,7 +612,7 @@ func (r *run) load(ctx context.Context) (err error) {
 }
 
 // deleteFiles removes every row of the given file ids.
-func (r *run) deleteFiles(ctx context.Context, ids []int64) (map[string]int64, error) {
+func (r *run) deleteFiles(ctx context.Context, tables []*Table, ids []int64) (map[string]int64, error) {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	removed := map[string]int64{}
 	for lo := 0; lo < len(ids); lo += 4096 {
@@ -518,7 +624,7 @@ func (r *run) deleteFiles(ctx context.Context, ids []int64) (map[string]int64, e
 			}
 			b.WriteString(strconv.FormatInt(id, 10))
 		}
-		for _, t := range Tables {
+		for _, t := range tables {
 			n, err := r.st.exec(ctx, fmt.Sprintf("DELETE FROM %s WHERE file_id IN (%s)", t.Name, b.String()))
 			if err != nil {
 				return nil, err
@@ -573,13 +679,16 @@ func (r *run) replacePathIssues(ctx context.Context, cur []ingest.PathIssue, pre
 }
 
 // derive recomputes the columns that depend on several files.
-func (r *run) derive(ctx context.Context) (map[string]int64, error) {
+func (r *run) derive(ctx context.Context, mode Mode) (map[string]int64, error) {
 	updated := map[string]int64{}
 	steps := []struct{ name, table string }{
 		{"session_order", ""},
 		{"resolve_parents", TableSessions},
 		{"derive_fork_copies", TableEntries},
 		{"derive_counted", TableUsage},
+	}
+	if mode == ModeUsage {
+		steps = append(steps[:2], steps[3:]...) // no entries; tool_uses copies are found when reported
 	}
 	for _, s := range steps {
 		n, err := r.st.exec(ctx, queries.Export(s.name))
@@ -594,8 +703,8 @@ func (r *run) derive(ctx context.Context) (map[string]int64, error) {
 }
 
 // counts fills the per-table and per-status counts of the summary.
-func (r *run) counts(ctx context.Context, added, removed, updated map[string]int64) error {
-	for _, t := range Tables {
+func (r *run) counts(ctx context.Context, tables []*Table, added, removed, updated map[string]int64) error {
+	for _, t := range tables {
 		tc := TableCount{Table: t.Name, Added: added[t.Name], Removed: removed[t.Name], Updated: updated[t.Name]}
 		if err := r.st.queryRows(ctx, "SELECT count(*) FROM "+t.Name, func(v []driver.Value) error {
 			tc.Rows = v[0].(int64)
@@ -624,7 +733,7 @@ func (r *run) counts(ctx context.Context, added, removed, updated map[string]int
 // unreadable turns a result into that of a file that could not be read:
 // no rows, status unreadable and the read error as an issue.
 func (fr *fileResult) unreadable(err error) {
-	fr.session, fr.entries, fr.blocks, fr.usage = nil, nil, nil, nil
+	fr.session, fr.entries, fr.blocks, fr.tools, fr.usage = nil, nil, nil, nil, nil
 	fr.res.Status = validate.StatusUnreadable
 	msg := err.Error()
 	var pe *os.PathError

@@ -26,6 +26,9 @@ const (
 	TableContentBlocks = "content_blocks"
 	TableUsage         = "usage"
 	TableIngestIssues  = "ingest_issues"
+	// TableToolUses is the compact table of a ModeUsage database that
+	// stands in for entries and content_blocks in the tools report.
+	TableToolUses = "tool_uses"
 )
 
 // Column is one column of an exported table. The same definition gives the
@@ -209,12 +212,44 @@ var IngestIssuesTable = newTable(TableIngestIssues, "file_id, line_no NULLS FIRS
 	col("message", tString, notNull, "what is wrong"),
 )
 
-// Tables lists every exported table in load order.
+// ToolUsesTable: in a ModeUsage database, one row per block the tools
+// report reads — every toolCall block (a call) and every block of a
+// toolResult message that has a tool call id (part of a result) — with
+// what it needs of the block's entry (sessions and files join by file_id).
+// Its rows are those content_blocks rows joined with their entries'
+// columns, so the tool_calls view and `report tools` give the same answers
+// on both kinds of database.
+// Which entries are fork copies is worked out when the tools are reported
+// (queries/export.sql usage_mode_tool_calls), not at every ingest.
+var ToolUsesTable = newTable(TableToolUses, "file_id, entry_index, block_index",
+	fileIDCol,
+	col("entry_index", tInt, notNull, "entries.entry_index of the block's entry"),
+	col("block_index", tInt, notNull, "content_blocks.block_index"),
+	col("timestamp", tTimestamp, null, "the entry's timestamp (entries.timestamp)"),
+	col("is_call", tBool, notNull, "a toolCall block (content_blocks.block_type = 'toolCall')"),
+	col("is_result", tBool, notNull, "a block of a toolResult message with a tool call id (entries.role = 'toolResult')"),
+	col("tool_call_id", tString, null, "content_blocks.tool_call_id"),
+	col("tool_name", tString, null, "content_blocks.tool_name"),
+	col("provider", tString, null, "the entry's provider (entries.provider)"),
+	col("model_id", tString, null, "the entry's model (entries.model_id)"),
+	col("byte_size", tBigint, null, "content_blocks.byte_size"),
+	col("is_error", tBool, null, "content_blocks.is_error"),
+	col("copy_key", tBigint, notNull, "entries.copy_key: the tools report and the tool_calls view leave out the blocks of entries an older session holds too (fork copies), as entries.fork_copy_of does"),
+)
+
+// Tables lists every exported table in load order (the tables of a
+// ModeFull export, SPEC.md §3).
 var Tables = []*Table{FilesTable, SessionsTable, EntriesTable, ContentBlocksTable, UsageTable, IngestIssuesTable}
+
+// UsageTables lists the tables of a ModeUsage database in load order.
+var UsageTables = []*Table{FilesTable, SessionsTable, UsageTable, IngestIssuesTable, ToolUsesTable}
+
+// allTables is every table either mode creates.
+var allTables = append(append([]*Table(nil), Tables...), ToolUsesTable)
 
 // TableByName returns the table called name, or nil.
 func TableByName(name string) *Table {
-	for _, t := range Tables {
+	for _, t := range allTables {
 		if t.Name == name {
 			return t
 		}

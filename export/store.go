@@ -36,6 +36,7 @@ type store struct {
 // meta is what the database says about the export it holds.
 type meta struct {
 	schemaVersion int
+	mode          Mode
 	generation    int64
 	noContent     bool
 	withRaw       bool
@@ -57,12 +58,37 @@ func dsn(path string, opts map[string]string) string {
 	return path + "?" + q.Encode()
 }
 
+// attachAlias is the name the database has while a run works on it with
+// row groups of rowGroupRows rows.
+const attachAlias = "sessions_etl_export"
+
 // openStore opens (creating when missing) the database at path for a run.
-func openStore(ctx context.Context, path string, cfg map[string]string) (*store, error) {
+// With rowGroupRows > 0 the database is attached with that row group size
+// (DuckDB's default is 122 880 rows) under attachAlias, the default
+// database of every connection.
+func openStore(ctx context.Context, path string, cfg map[string]string, rowGroupRows int) (*store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("duckdb %s: %w", path, err)
 	}
-	connector, err := duckdb.NewConnector(dsn(path, cfg), nil)
+	source := path
+	var init func(driver.ExecerContext) error
+	if rowGroupRows > 0 {
+		// An in-memory instance that attaches the file: the row group
+		// size is an option of ATTACH only. Spilled data goes where DuckDB
+		// puts it for a file database.
+		source = ""
+		cfg["temp_directory"] = path + ".tmp"
+		attach := fmt.Sprintf("ATTACH IF NOT EXISTS '%s' AS %s (ROW_GROUP_SIZE %d)",
+			strings.ReplaceAll(path, "'", "''"), attachAlias, rowGroupRows)
+		init = func(e driver.ExecerContext) error {
+			if _, err := e.ExecContext(ctx, attach, nil); err != nil {
+				return err
+			}
+			_, err := e.ExecContext(ctx, "USE "+attachAlias, nil)
+			return err
+		}
+	}
+	connector, err := duckdb.NewConnector(dsn(source, cfg), init)
 	if err != nil {
 		return nil, fmt.Errorf("duckdb %s: %w", path, err)
 	}
@@ -153,7 +179,7 @@ func (s *store) loadMeta(ctx context.Context) (m meta, ok bool, err error) {
 		return m, false, err
 	}
 	if !tables[metaTable] {
-		for _, t := range Tables {
+		for _, t := range allTables {
 			if tables[t.Name] {
 				return m, false, fmt.Errorf("duckdb %s: has a table %q but is not a sessions-etl export database", s.path, t.Name)
 			}
@@ -161,11 +187,14 @@ func (s *store) loadMeta(ctx context.Context) (m meta, ok bool, err error) {
 		return m, false, nil
 	}
 	m.tableGen = map[string]int64{}
+	m.mode = ModeFull // databases of exports before the usage mode
 	err = s.queryRows(ctx, "SELECT key, value FROM "+metaTable, func(v []driver.Value) error {
 		k, val := v[0].(string), v[1].(string)
 		switch {
 		case k == "schema_version":
 			m.schemaVersion, _ = strconv.Atoi(val)
+		case k == "mode":
+			m.mode = Mode(val)
 		case k == "generation":
 			m.generation, _ = strconv.ParseInt(val, 10, 64)
 		case k == "no_content":
@@ -186,10 +215,34 @@ func (s *store) loadMeta(ctx context.Context) (m meta, ok bool, err error) {
 	return m, true, err
 }
 
+// ReadMode returns the mode of the export held by db, a database opened by
+// the caller (read-only is enough); ok is false when db holds no export.
+// Databases written before the usage mode existed are ModeFull.
+func ReadMode(ctx context.Context, db *sql.DB) (mode Mode, ok bool, err error) {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()
+		AND schema_name = 'main' AND table_name = ?`, metaTable).Scan(&n); err != nil {
+		return "", false, err
+	}
+	if n == 0 {
+		return "", false, nil
+	}
+	var v sql.NullString
+	err = db.QueryRowContext(ctx, "SELECT max(value) FROM "+metaTable+" WHERE key = 'mode'").Scan(&v)
+	if err != nil {
+		return "", false, err
+	}
+	if !v.Valid {
+		return ModeFull, true, nil
+	}
+	return Mode(v.String), true, nil
+}
+
 // saveMeta writes m (inside the run's transaction).
 func (s *store) saveMeta(ctx context.Context, m meta) error {
 	kv := map[string]string{
 		"schema_version": strconv.Itoa(m.schemaVersion),
+		"mode":           string(m.mode),
 		"generation":     strconv.FormatInt(m.generation, 10),
 		"no_content":     strconv.FormatBool(m.noContent),
 		"with_raw":       strconv.FormatBool(m.withRaw),
@@ -211,18 +264,20 @@ func (s *store) saveMeta(ctx context.Context, m meta) error {
 	return nil
 }
 
-// createSchema drops every object of the export and creates its tables
-// (inside the run's transaction).
-func (s *store) createSchema(ctx context.Context) error {
+// createSchema drops every object of the export and creates the tables of
+// mode (inside the run's transaction).
+func (s *store) createSchema(ctx context.Context, mode Mode) error {
 	for _, v := range queries.Views() {
 		if _, err := s.exec(ctx, "DROP VIEW IF EXISTS "+v.Name); err != nil {
 			return err
 		}
 	}
-	for _, t := range Tables {
+	for _, t := range allTables {
 		if _, err := s.exec(ctx, "DROP TABLE IF EXISTS "+t.Name); err != nil {
 			return err
 		}
+	}
+	for _, t := range mode.Tables() {
 		if _, err := s.exec(ctx, t.CreateSQL()); err != nil {
 			return err
 		}
@@ -234,9 +289,28 @@ func (s *store) createSchema(ctx context.Context) error {
 	return err
 }
 
-// createViews (re)creates the views of queries/views.sql.
-func (s *store) createViews(ctx context.Context) error {
-	for _, v := range queries.Views() {
+// modeViews are the views of a database of mode m: those of
+// queries/views.sql, where a ModeUsage database has tool_calls over
+// tool_uses (queries/export.sql usage_mode_tool_calls) instead.
+func modeViews(m Mode) []queries.Statement {
+	vs := queries.Views()
+	if m == ModeUsage {
+		for i := range vs {
+			if vs[i].Name == usageModeView {
+				lean := queries.ExportStatement("usage_mode_" + usageModeView)
+				vs[i].SQL, vs[i].File, vs[i].Line = lean.SQL, lean.File, lean.Line
+			}
+		}
+	}
+	return vs
+}
+
+// usageModeView is the view a ModeUsage database defines over tool_uses.
+const usageModeView = "tool_calls"
+
+// createViews (re)creates the views of mode.
+func (s *store) createViews(ctx context.Context, mode Mode) error {
+	for _, v := range modeViews(mode) {
 		if _, err := s.exec(ctx, queries.CreateView(v)); err != nil {
 			return fmt.Errorf("view %s (%s:%d): %w", v.Name, v.File, v.Line, err)
 		}
@@ -283,9 +357,12 @@ type appender struct {
 
 // appenderFlushBytes bounds the rows DuckDB's appender buffers before
 // handing them to the table: without it the appender buffers 204 800 rows,
-// which with tool outputs in them is gigabytes (measured: a 1 GB home
-// peaked at 1.2 GB RSS; flushing every 16 MB, at 0.7 GB, in the same time).
-var appenderFlushBytes int64 = 16 << 20
+// which with tool outputs in them is gigabytes. DuckDB's memory outside
+// its buffer pool grows with the size of each flush (measured, DuckDB sink
+// alone on the 1 GB home: 1.2 GB RSS unbounded, 0.59 GB flushing every
+// 64 MB, 0.53 GB every 16 MB, 0.46 GB every 4 MB, 0.38 GB every 1 MB, in
+// the same time; smaller flushes gain nothing more).
+var appenderFlushBytes int64 = 1 << 20
 
 func (s *store) newAppender(t *Table) (*appender, error) {
 	a, err := duckdb.NewAppenderFromConn(s.conn, "", t.Name)

@@ -30,6 +30,43 @@ FROM (
 WHERE entries.file_id = d.file_id AND entries.entry_index = d.entry_index
   AND entries.fork_copy_of IS DISTINCT FROM d.fork_copy_of
 
+-- name: usage_mode_tool_calls
+-- The tool_calls view (views.sql) of a usage-mode database, which has
+-- tool_uses instead of content_blocks and entries: the same query over the
+-- same rows. A block's entry is a fork copy when an older session (in
+-- session_order's order) holds an entry with the same copy_key, as
+-- derive_fork_copies decides for entries; only entries with tool blocks
+-- are compared (a fork copies an entry verbatim, so a copy of such an
+-- entry has them too).
+WITH o AS (
+  SELECT file_id, row_number() OVER (ORDER BY created_at ASC NULLS LAST, session_id, path) AS ord
+  FROM sessions
+), t AS (
+  SELECT t.*,
+         first_value(t.file_id) OVER (PARTITION BY t.copy_key ORDER BY o.ord, t.entry_index) <> t.file_id AS fork_copy
+  FROM tool_uses t JOIN o USING (file_id)
+), calls AS (
+  SELECT file_id, tool_call_id, tool_name
+  FROM t
+  WHERE is_call AND NOT fork_copy
+), results AS (
+  SELECT file_id, tool_call_id,
+         bool_or(is_error) AS is_error,
+         sum(byte_size) AS output_bytes
+  FROM t
+  WHERE is_result AND NOT fork_copy
+  GROUP BY file_id, tool_call_id
+)
+SELECT c.tool_name,
+       count(*) AS calls,
+       count(r.tool_call_id) AS results,
+       count(*) FILTER (WHERE r.is_error) AS errors,
+       coalesce(sum(r.output_bytes), 0) AS output_bytes
+FROM calls c
+LEFT JOIN results r ON r.file_id = c.file_id AND r.tool_call_id = c.tool_call_id
+GROUP BY c.tool_name
+ORDER BY calls DESC, c.tool_name NULLS LAST
+
 -- name: derive_counted
 -- usage.counted and duplicate_of_session_id: a billed record is counted
 -- when it is the first, in session order, of its copy_key_a group (when it

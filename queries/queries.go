@@ -158,5 +158,16 @@ func Export(name string) string {
 	panic("queries: no export statement " + name)
 }
 
+// ExportStatement returns the export statement called name, with its
+// documentation and position. It panics when there is none, as Export does.
+func ExportStatement(name string) Statement {
+	for _, s := range export {
+		if s.Name == name {
+			return s
+		}
+	}
+	panic("queries: no export statement " + name)
+}
+
 // ExportStatements returns every statement of export.sql in file order.
 func ExportStatements() []Statement { return append([]Statement(nil), export...) }

@@ -57,6 +57,7 @@ func DBPath(roots []ingest.Root, defaultRoots bool) (string, error) {
 // dbMeta is what the report reads of the export's own state table
 // (_sessions_etl, key/value). Missing keys read as zero values.
 type dbMeta struct {
+	mode               export.Mode
 	noContent, withRaw bool
 	costMode, pricing  string
 }
@@ -75,6 +76,7 @@ func readMeta(ctx context.Context, db *sql.DB) (m dbMeta, ok bool, err error) {
 	if n == 0 {
 		return m, false, nil
 	}
+	m.mode = export.ModeFull // databases made before the usage mode
 	rows, err := db.QueryContext(ctx, "SELECT key, value FROM "+metaTable)
 	if err != nil {
 		return m, false, err
@@ -86,6 +88,8 @@ func readMeta(ctx context.Context, db *sql.DB) (m dbMeta, ok bool, err error) {
 			return m, false, err
 		}
 		switch k {
+		case "mode":
+			m.mode = export.Mode(v)
 		case "no_content":
 			m.noContent = v == "true"
 		case "with_raw":
@@ -135,13 +139,16 @@ func lockDB(ctx context.Context, path string, shared bool) (func(), error) {
 	return func() { _ = fl.Unlock() }, nil
 }
 
-// refresh brings the database up to date with the roots (export.Run).
+// refresh brings the database up to date with the roots (export.Run). The
+// report's own databases are ingested in export.ModeUsage: only what the
+// reports read.
 func refresh(ctx context.Context, o *Options) (export.Summary, error) {
 	eo := export.Options{Roots: o.Roots, Workers: o.Workers, DuckDBPath: o.DBPath, Progress: o.Progress,
-		NoContent: true, CostMode: export.CostAuto, Prices: pricing.Default(), PricingID: TablePricingID(pricing.Default())}
+		Mode: export.ModeUsage, CostMode: export.CostAuto, Prices: pricing.Default(), PricingID: TablePricingID(pricing.Default())}
 	if !o.Managed {
-		// A database given with --db: keep its content options (changing
-		// them rebuilds it), and cost it as `export --cost --pricing` would.
+		// A database given with --db: keep its mode and content options
+		// (changing them rebuilds it; a new one is made in the usage mode),
+		// and cost it as `export --cost --pricing` would.
 		eo.CostMode, eo.Prices, eo.PricingID = o.CostMode, o.Prices, o.PricingID
 		if _, err := os.Stat(o.DBPath); err == nil {
 			db, err := openReadOnly(o.DBPath)
@@ -156,7 +163,7 @@ func refresh(ctx context.Context, o *Options) (export.Summary, error) {
 				return export.Summary{}, fmt.Errorf("duckdb %s: %w", o.DBPath, err)
 			}
 			if ok {
-				eo.NoContent, eo.WithRaw = m.noContent, m.withRaw
+				eo.Mode, eo.NoContent, eo.WithRaw = m.mode, m.noContent, m.withRaw
 			}
 		}
 	}

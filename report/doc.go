@@ -7,7 +7,12 @@
 //
 // [Run] first brings the database up to date with export.Run (incremental:
 // unchanged files are not read again), then aggregates the export's usage
-// table. Only rows with counted = true are used: a billed record copied into
+// table. The report's own databases are ingested in export.ModeUsage: the
+// files, sessions, usage and ingest_issues tables of an export and, for the
+// tools report, tool_uses (the tool call and result blocks), but no entries
+// or content_blocks, which would be most of the work of a first report. A
+// database given with --db keeps the mode it has (a new one is made in
+// ModeUsage); the reports read either kind. Only rows with counted = true are used: a billed record copied into
 // a fork, a backup or the same session under two roots is counted once, in
 // the session where it first appeared (the export decides, SPEC.md §4).
 // Every billed kind is included: assistant, tool_result, compaction,
@@ -75,5 +80,7 @@
 // name, the toolResult messages that answer them (same file, same tool call
 // id), how many of those are errors (isError) and the bytes they returned.
 // Entries copied from an older session (fork copies) are left out, so a
-// forked call is counted once.
+// forked call is counted once: in a full export, by entries.fork_copy_of;
+// in a usage-mode database, by the same rule applied when reporting to the
+// entries that have tool blocks (tool_uses.copy_key).
 package report

@@ -422,16 +422,35 @@ FROM sessions GROUP BY session_id`)
 	return out, rows.Err()
 }
 
-// toolCells aggregates tool calls per tool name and calling model.
-func toolCells(ctx context.Context, db *sql.DB, o *Options) ([]ToolRow, error) {
-	day, err := zoneDay(ctx, db, o.Location, "SELECT min(timestamp), max(timestamp) FROM entries", "j.ts")
-	if err != nil {
-		return nil, err
-	}
-	where, args := filterSQL(o)
-	dayWhere, dayArgs := daySQL(o)
-	q := `WITH ` + withCTE(day.cte) + `
+// toolSources are the calls and results CTEs of the tools report and the
+// table their timestamps come from: over content_blocks and entries in an
+// export (ModeFull), over their tool_uses rows in a report's database
+// (ModeUsage).
+func toolSources(mode export.Mode) (ctes, timeTable string) {
+	if mode == export.ModeUsage {
+		// Fork copies as queries/export.sql usage_mode_tool_calls finds them.
+		return `o AS (
+  SELECT file_id, row_number() OVER (ORDER BY created_at ASC NULLS LAST, session_id, path) AS ord
+  FROM sessions
+),
+t AS (
+  SELECT t.*,
+         first_value(t.file_id) OVER (PARTITION BY t.copy_key ORDER BY o.ord, t.entry_index) <> t.file_id AS fork_copy
+  FROM tool_uses t JOIN o USING (file_id)
+),
 calls AS (
+  SELECT file_id, tool_call_id, tool_name, timestamp AS ts, provider, model_id AS model
+  FROM t
+  WHERE is_call AND NOT fork_copy
+),
+results AS (
+  SELECT file_id, tool_call_id, bool_or(is_error) AS is_error, sum(byte_size) AS output_bytes
+  FROM t
+  WHERE is_result AND NOT fork_copy
+  GROUP BY file_id, tool_call_id
+),`, "tool_uses"
+	}
+	return `calls AS (
   SELECT b.file_id, b.tool_call_id, b.tool_name, e.timestamp AS ts, e.provider, e.model_id AS model
   FROM content_blocks b JOIN entries e USING (file_id, entry_index)
   WHERE b.block_type = 'toolCall' AND e.fork_copy_of IS NULL
@@ -441,7 +460,19 @@ results AS (
   FROM content_blocks b JOIN entries e USING (file_id, entry_index)
   WHERE e.role = 'toolResult' AND e.fork_copy_of IS NULL AND b.tool_call_id IS NOT NULL
   GROUP BY b.file_id, b.tool_call_id
-),
+),`, "entries"
+}
+
+// toolCells aggregates tool calls per tool name and calling model.
+func toolCells(ctx context.Context, db *sql.DB, o *Options, mode export.Mode) ([]ToolRow, error) {
+	ctes, timeTable := toolSources(mode)
+	day, err := zoneDay(ctx, db, o.Location, "SELECT min(timestamp), max(timestamp) FROM "+timeTable, "j.ts")
+	if err != nil {
+		return nil, err
+	}
+	where, args := filterSQL(o)
+	dayWhere, dayArgs := daySQL(o)
+	q := `WITH ` + withCTE(day.cte) + ctes + `
 j AS (
   SELECT c.*, r.tool_call_id IS NOT NULL AS has_result, coalesce(r.is_error, FALSE) AS is_error,
          coalesce(r.output_bytes, 0) AS output_bytes, s.source, s.project, s.cwd

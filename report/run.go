@@ -59,7 +59,7 @@ func answer(ctx context.Context, o *Options, r *Report) (err error) {
 		return ErrNoExport
 	}
 	if o.Kind == Tools {
-		rows, err := toolCells(ctx, db, o)
+		rows, err := toolCells(ctx, db, o, m.mode)
 		if err != nil {
 			return err
 		}

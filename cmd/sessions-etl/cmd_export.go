@@ -97,7 +97,11 @@ func runExport(cmd *cobra.Command, ios *IO, opts *exportOptions, args []string) 
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// Collect Go garbage before the heap outgrows what DuckDB and the
 		// Parquet writers need next to it (a soft limit: never an OOM).
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(exportGoMemoryLimit))
+		limit := int64(exportGoMemoryLimit)
+		if opts.DuckDB == "" {
+			limit = parquetGoMemoryLimit // DuckDB holds no message text
+		}
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
 	}
 	pr := &phaseProgress{ios: ios, g: opts.globalOptions}
 	eo.Progress = pr
@@ -123,9 +127,19 @@ func runExport(cmd *cobra.Command, ios *IO, opts *exportOptions, args []string) 
 	return nil
 }
 
-// exportGoMemoryLimit is the Go heap's soft limit during an export, unless
-// GOMEMLIMIT says otherwise.
-const exportGoMemoryLimit = 192 << 20
+// exportGoMemoryLimit is the Go heap's soft limit during an export with a
+// DuckDB sink, unless GOMEMLIMIT says otherwise. The heap holds about 90 MB
+// of live data at most (row groups, read buffers); collecting more often
+// costs little, as it is mostly text without pointers. Measured on the
+// 1 GB home, both sinks: 192 MB → 160 MB saves some 40 MB of peak RSS for
+// 3-5% more time; 128 MB saves as much again but costs 15%. DuckDB alone
+// never reaches it.
+const exportGoMemoryLimit = 160 << 20
+
+// parquetGoMemoryLimit is the limit with the Parquet sink alone, where the
+// state database holds no message text: 192 MB is 12% faster than 160 MB
+// there, for some 60 MB more (about 450 MB in all).
+const parquetGoMemoryLimit = 192 << 20
 
 func printExportSummary(w *bufio.Writer, sum export.Summary) {
 	fmt.Fprintf(w, "Exported %d files in %.1fs: %d read (%s), %d unchanged, %d removed since the last export\n",

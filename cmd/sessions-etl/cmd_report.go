@@ -71,7 +71,10 @@ It needs no set-up: the session files (the default roots, or the PATHs given)
 are first ingested incrementally into a DuckDB database in the user's cache
 directory (--db to choose another); unchanged files are not read again, so a
 second report answers at once. Reports over other PATHs use a database of
-their own (sessions-<hash>.duckdb), so they never disturb each other.
+their own (sessions-<hash>.duckdb), so they never disturb each other. That
+database keeps only what the reports read (files, sessions, usage,
+ingest_issues and the tool call blocks, in tool_uses); 'sessions-etl query'
+works on it, and 'sessions-etl export' writes every table.
 
 Usage copied into forks, backups or the same session under two roots is
 counted once, in the session where it first appeared. Every billed record

@@ -85,6 +85,9 @@ type Tape struct {
 
 	buf   []byte
 	Nodes []Node
+	// BadUTF8 is set when a string or key parsed since the last Reset holds
+	// invalid UTF-8 (outside strings any byte >= 0x80 is a syntax error).
+	BadUTF8 bool
 
 	stack []frame  // recorded containers being parsed
 	deep  []uint64 // one bit per unrecorded nesting level: 1 = object
@@ -105,6 +108,7 @@ func (t *Tape) Buf() []byte { return t.buf }
 func (t *Tape) Reset(buf []byte) {
 	t.buf = buf
 	t.Nodes = t.Nodes[:0]
+	t.BadUTF8 = false
 }
 
 // byte classes for the scanner
@@ -143,18 +147,21 @@ const (
 )
 
 // skipString returns the index just past the closing quote of the string
-// whose opening quote is at buf[i], whether it contains escapes, or an error.
-func skipString(buf []byte, i int) (int, bool, *SyntaxError) {
+// whose opening quote is at buf[i], whether it contains escapes, whether it
+// holds bytes >= 0x80 (then the caller checks UTF-8), or an error.
+func skipString(buf []byte, i int) (int, bool, bool, *SyntaxError) {
 	start := i
 	i++
 	n := len(buf)
 	esc := false
+	var acc uint64 // OR of the bytes scanned: bit 7 of any byte set means non-ASCII
 	for {
 		// Eight bytes at a time: find the first '"', '\\' or byte < 0x20.
 		// The lowest set bit of the SWAR mask is exact (borrows only
 		// disturb the bytes above the first match).
 		for i+8 <= n {
 			w := binary.LittleEndian.Uint64(buf[i:])
+			acc |= w
 			q := w ^ quo8
 			b := w ^ bsl8
 			if m := ((q-lo8)&^q | (b-lo8)&^b | (w-sp8)&^w) & hi8; m != 0 {
@@ -164,17 +171,18 @@ func skipString(buf []byte, i int) (int, bool, *SyntaxError) {
 			i += 8
 		}
 		for i < n && !strSpecial[buf[i]] {
+			acc |= uint64(buf[i])
 			i++
 		}
 	special:
 		if i >= n {
-			return n, esc, &SyntaxError{Offset: start, Msg: "unterminated string", Incomplete: true}
+			return n, esc, false, &SyntaxError{Offset: start, Msg: "unterminated string", Incomplete: true}
 		}
 		c := buf[i]
 		if c == '\\' { // the most frequent special in tool output
 			esc = true
 			if i+1 >= n {
-				return n, esc, &SyntaxError{Offset: i, Msg: "unterminated escape", Incomplete: true}
+				return n, esc, false, &SyntaxError{Offset: i, Msg: "unterminated escape", Incomplete: true}
 			}
 			e := buf[i+1]
 			if simpleEscape[e] {
@@ -182,24 +190,24 @@ func skipString(buf []byte, i int) (int, bool, *SyntaxError) {
 				continue
 			}
 			if e != 'u' {
-				return i, esc, &SyntaxError{Offset: i, Msg: fmt.Sprintf("invalid escape %q", e)}
+				return i, esc, false, &SyntaxError{Offset: i, Msg: fmt.Sprintf("invalid escape %q", e)}
 			}
 			for k := 0; k < 4; k++ {
 				j := i + 2 + k
 				if j >= n {
-					return n, esc, &SyntaxError{Offset: i, Msg: "unterminated \\u escape", Incomplete: true}
+					return n, esc, false, &SyntaxError{Offset: i, Msg: "unterminated \\u escape", Incomplete: true}
 				}
 				if !isHex(buf[j]) {
-					return j, esc, &SyntaxError{Offset: j, Msg: "invalid \\u escape"}
+					return j, esc, false, &SyntaxError{Offset: j, Msg: "invalid \\u escape"}
 				}
 			}
 			i += 6
 			continue
 		}
 		if c == '"' {
-			return i + 1, esc, nil
+			return i + 1, esc, acc&hi8 != 0, nil
 		}
-		return i, esc, &SyntaxError{Offset: i, Msg: fmt.Sprintf("control character 0x%02x in string", c)}
+		return i, esc, false, &SyntaxError{Offset: i, Msg: fmt.Sprintf("control character 0x%02x in string", c)}
 	}
 }
 
@@ -307,9 +315,12 @@ func (t *Tape) Parse(start int) (root int, end int, err *SyntaxError) {
 		if buf[i] != '"' {
 			return i, &SyntaxError{Offset: i, Msg: "object key expected"}
 		}
-		ke, esc, e := skipString(buf, i)
+		ke, esc, high, e := skipString(buf, i)
 		if e != nil {
 			return ke, e
+		}
+		if high && !utf8.Valid(buf[i+1:ke-1]) {
+			t.BadUTF8 = true
 		}
 		keyStart, keyEnd, keyEsc = i+1, ke-1, esc
 		i = skipWS(buf, ke)
@@ -379,9 +390,12 @@ func (t *Tape) Parse(start int) (root int, end int, err *SyntaxError) {
 			}
 			continue
 		case c == '"':
-			e, esc, err := skipString(buf, i)
+			e, esc, high, err := skipString(buf, i)
 			if err != nil {
 				return fail(err)
+			}
+			if high && !utf8.Valid(buf[i+1:e-1]) {
+				t.BadUTF8 = true
 			}
 			if record {
 				t.Nodes[idx].Kind = KindString

@@ -152,16 +152,18 @@ func (r *Reader) Read(ctx context.Context, src io.Reader, v Visitor) (ReadStats,
 			b = b[len(bom):]
 			off += int64(len(bom))
 		}
-		if !utf8.Valid(b) {
-			v.Issue(Issue{Line: ln.No, Severity: SeverityNote, Code: CodeInvalidUTF8,
-				Message: "invalid UTF-8 bytes (read as U+FFFD; the original bytes are kept)"})
-		}
 		s := skipWS(b, 0)
 		if s == len(b) {
 			continue // blank line
 		}
 		r.tape.Reset(b)
 		r.split(b, s)
+		// The scanner checks UTF-8 inside strings (the only place non-ASCII
+		// bytes are valid); a line with fragments is checked whole.
+		if r.tape.BadUTF8 || (len(r.spans) > 0 && r.spans[len(r.spans)-1].root < 0 || len(r.spans) > 1) && !utf8.Valid(b) {
+			v.Issue(Issue{Line: ln.No, Severity: SeverityNote, Code: CodeInvalidUTF8,
+				Message: "invalid UTF-8 bytes (read as U+FFFD; the original bytes are kept)"})
+		}
 		values, fragments := 0, 0
 		for _, sp := range r.spans {
 			if sp.root >= 0 {

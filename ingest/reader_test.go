@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 type collect struct {
@@ -257,9 +258,26 @@ func FuzzReader(f *testing.F) {
 			}
 			last = c.lines[i]
 		}
+		bad := map[int]bool{}
 		for _, is := range c.issues {
 			if is.Line < 1 || is.Line > st.Lines {
 				t.Fatalf("issue on line %d of %d", is.Line, st.Lines)
+			}
+			if is.Code == CodeInvalidUTF8 {
+				bad[is.Line] = true
+			}
+		}
+		// invalid_utf8 is reported exactly for the non-blank lines that are
+		// not valid UTF-8 (the scanner checks strings; fragments are checked whole).
+		for i, line := range bytes.Split(b, []byte("\n")) {
+			if i == 0 {
+				line = bytes.TrimPrefix(line, bom)
+			}
+			if len(bytes.TrimLeft(line, " \t\r")) == 0 {
+				continue
+			}
+			if want := !utf8.Valid(line); bad[i+1] != want {
+				t.Fatalf("line %d %q: invalid_utf8 reported %v, want %v", i+1, line, bad[i+1], want)
 			}
 		}
 	})

@@ -20,14 +20,24 @@ type Line struct {
 // the buffer and is valid until the next call to Next.
 type LineReader struct {
 	r       io.Reader
-	buf     []byte
-	start   int // first unread byte
-	end     int // end of buffered data
-	scanned int // bytes of buf[start:end] known to hold no '\n'
+	own     []byte // the reader's own buffer, reused across streams
+	buf     []byte // own, or a mapped file (ResetBytes)
+	start   int    // first unread byte
+	end     int    // end of buffered data
+	scanned int    // bytes of buf[start:end] known to hold no '\n'
 	off     int64
 	line    int
 	eof     bool
+
+	mapped   bool           // buf is a mapped file: never refilled, never reused
+	released int            // bytes of buf handed to release so far
+	release  func(upTo int) // drops the pages of buf before upTo
 }
+
+// releaseEvery is how many consumed bytes of a mapped file accumulate
+// before their pages are released: the mapping never holds more than this
+// plus the current line in memory.
+const releaseEvery = 16 << 20
 
 const (
 	initialLineBuf = 256 << 10
@@ -44,21 +54,40 @@ func NewLineReader(r io.Reader) *LineReader {
 // Reset makes lr read from r, reusing its buffer unless a huge line made it
 // larger than 8 MiB.
 func (lr *LineReader) Reset(r io.Reader) {
-	if cap(lr.buf) == 0 || cap(lr.buf) > keepLineBuf {
-		lr.buf = make([]byte, initialLineBuf)
+	if cap(lr.own) == 0 || cap(lr.own) > keepLineBuf {
+		lr.own = make([]byte, initialLineBuf)
 	}
-	lr.buf = lr.buf[:cap(lr.buf)]
+	lr.buf = lr.own[:cap(lr.own)]
 	lr.r = r
 	lr.start, lr.end, lr.scanned = 0, 0, 0
 	lr.off = 0
 	lr.line = 0
 	lr.eof = false
+	lr.mapped, lr.released, lr.release = false, 0, nil
+}
+
+// ResetBytes makes lr split data (a file mapped into memory) without
+// copying it. release, when not nil, is called with an offset below which
+// no returned line will be used again, every 16 MiB, so the caller can drop
+// those pages (madvise) and keep memory bounded by the largest line.
+func (lr *LineReader) ResetBytes(data []byte, release func(upTo int)) {
+	lr.r = nil
+	lr.buf = data
+	lr.start, lr.end, lr.scanned = 0, len(data), 0
+	lr.off = 0
+	lr.line = 0
+	lr.eof = true
+	lr.mapped, lr.released, lr.release = true, 0, release
 }
 
 // Next returns the next line, or io.EOF after the last one. A stream that
 // does not end in '\n' yields its last bytes as a Line with Newline false.
 // Read errors other than io.EOF are returned as they are.
 func (lr *LineReader) Next() (Line, error) {
+	if lr.release != nil && lr.start-lr.released >= releaseEvery {
+		lr.release(lr.start)
+		lr.released = lr.start
+	}
 	for {
 		if i := bytes.IndexByte(lr.buf[lr.start+lr.scanned:lr.end], '\n'); i >= 0 {
 			j := lr.start + lr.scanned + i
@@ -90,6 +119,9 @@ func (lr *LineReader) Next() (Line, error) {
 // fill reads more data, moving the partial line to the front of the buffer
 // or growing the buffer when the partial line fills it.
 func (lr *LineReader) fill() error {
+	if lr.mapped {
+		return io.ErrUnexpectedEOF // unreachable: a mapped buffer is complete (eof)
+	}
 	if lr.start > 0 {
 		n := copy(lr.buf, lr.buf[lr.start:lr.end])
 		lr.start, lr.end = 0, n
@@ -97,7 +129,7 @@ func (lr *LineReader) fill() error {
 	if lr.end == len(lr.buf) {
 		nb := make([]byte, 2*len(lr.buf))
 		copy(nb, lr.buf[:lr.end])
-		lr.buf = nb
+		lr.buf, lr.own = nb, nb
 	}
 	for {
 		n, err := lr.r.Read(lr.buf[lr.end:])

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"syscall"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Record is one complete JSON value read from a session file. Raw and Tape
@@ -112,18 +114,72 @@ func (r *Reader) ReadFile(ctx context.Context, path string, v Visitor) (ReadStat
 		return ReadStats{}, err
 	}
 	defer f.Close()
-	st, err := r.Read(ctx, f, v)
+	var st ReadStats
+	if fi, serr := f.Stat(); serr == nil && fi.Size() >= mapMin && fi.Size() <= maxMapped {
+		st, err = r.readMapped(ctx, f, int(fi.Size()), v)
+	} else {
+		st, err = r.Read(ctx, f, v)
+	}
 	if err != nil {
 		return st, fmt.Errorf("read %s: %w", path, err)
 	}
 	return st, nil
 }
 
+// Files of at least mapMin bytes are read through a read-only shared memory
+// mapping instead of read(2): the kernel does not copy them into a buffer.
+const (
+	mapMin    = 256 << 10
+	maxMapped = 1 << 40
+)
+
+// ErrShrunk reports a file that became shorter while it was read through a
+// mapping (truncated by another process).
+var ErrShrunk = errors.New("the file shrank while it was read")
+
+// readMapped reads a file of size bytes through a memory mapping, releasing
+// the pages behind the cursor every 16 MiB (memory stays bounded by the
+// largest line). A fault because the file shrank meanwhile is an error,
+// not a crash.
+func (r *Reader) readMapped(ctx context.Context, f *os.File, size int, v Visitor) (st ReadStats, err error) {
+	data, merr := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
+	if merr != nil {
+		return r.Read(ctx, f, v) // not mappable here: read it
+	}
+	defer syscall.Munmap(data)
+	_ = syscall.Madvise(data, syscall.MADV_SEQUENTIAL)
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if p := recover(); p != nil {
+			// Only a memory fault inside the mapping is the file shrinking;
+			// anything else is a bug and keeps panicking.
+			fault, ok := p.(interface{ Addr() uintptr })
+			base := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+			if !ok || fault.Addr() < base || fault.Addr() >= base+uintptr(len(data)) {
+				panic(p)
+			}
+			err = ErrShrunk
+		}
+	}()
+	r.lines.ResetBytes(data, func(upTo int) {
+		page := os.Getpagesize()
+		if n := upTo / page * page; n > 0 {
+			_ = syscall.Madvise(data[:n], syscall.MADV_DONTNEED)
+		}
+	})
+	return r.readLines(ctx, v)
+}
+
 // Read reads a whole stream, calling v for every record and issue. It stops
 // early when ctx is cancelled (returning ctx.Err()) or when v.Record fails.
 func (r *Reader) Read(ctx context.Context, src io.Reader, v Visitor) (ReadStats, error) {
-	var st ReadStats
 	r.lines.Reset(src)
+	return r.readLines(ctx, v)
+}
+
+func (r *Reader) readLines(ctx context.Context, v Visitor) (ReadStats, error) {
+	var st ReadStats
 	r.tape.MaxDepth = r.MaxDepth
 	seq := 0
 	for {

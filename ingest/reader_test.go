@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -281,4 +285,45 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadFileMapped: files read through a mapping give exactly what the
+// read(2) path gives; a file truncated while mapped is an error, not a crash.
+func TestReadFileMapped(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString("{\"type\":\"session\",\"id\":\"s\"}\n")
+	for i := 0; b.Len() < 3*releaseEvery; i++ {
+		fmt.Fprintf(&b, "{\"type\":\"message\",\"id\":\"%08x\",\"text\":\"%s\"}\n", i, strings.Repeat("x", i%5000))
+	}
+	b.WriteString("{\"type\":\"tail\"}") // no final newline
+	path := filepath.Join(t.TempDir(), "big.jsonl")
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var viaRead, viaMap collect
+	var r Reader
+	if _, err := r.Read(context.Background(), bytes.NewReader(b.Bytes()), &viaRead); err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.ReadFile(context.Background(), path, &viaMap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Bytes != int64(b.Len()) || len(viaMap.recs) != len(viaRead.recs) || strings.Join(viaMap.recs, "\n") != strings.Join(viaRead.recs, "\n") {
+		t.Fatalf("mapped read differs: %d vs %d records", len(viaMap.recs), len(viaRead.recs))
+	}
+	if strings.Join(viaMap.codes(), ",") != strings.Join(viaRead.codes(), ",") {
+		t.Fatalf("issues differ: %v vs %v", viaMap.codes(), viaRead.codes())
+	}
+	// Truncate the file under the mapping after the first record.
+	n := 0
+	_, err = r.ReadFile(context.Background(), path, visitFunc(func(*Record) error {
+		if n++; n == 1 {
+			return os.Truncate(path, 0)
+		}
+		return nil
+	}))
+	if !errors.Is(err, ErrShrunk) {
+		t.Fatalf("err = %v, want ErrShrunk", err)
+	}
 }

@@ -301,14 +301,14 @@ func checkUsage(t *testing.T, db *sql.DB, man *synth.Manifest) {
 		t.Errorf("usage per kind (-manifest +export):\n%s", d)
 	}
 
-	// The manifest keys session_summary records "unknown/unknown"; the
-	// export attributes them to the nearest preceding assistant's model.
+	// The manifest keys session_summary records, which name no model,
+	// "unknown/unknown"; the export leaves their provider and model NULL.
 	wantM := map[string][2]int64{}
 	for k, v := range mu.ByModel {
 		wantM[k] = [2]int64{v.Records, v.Output}
 	}
 	gotM := map[string][2]int64{}
-	for _, r := range queryStrings(t, db, `SELECT CASE WHEN kind = 'session_summary' THEN 'unknown/unknown' ELSE provider || '/' || model END,
+	for _, r := range queryStrings(t, db, `SELECT coalesce(provider, 'unknown') || '/' || coalesce(model, 'unknown'),
 		count(*), sum(output) FROM `+usageOf+" AND counted GROUP BY ALL") {
 		i := strings.LastIndexByte(r, '|')
 		j := strings.LastIndexByte(r[:i], '|')
@@ -362,6 +362,8 @@ func checkNulls(t *testing.T, db *sql.DB) {
 		{"duplicate_of_session_id set exactly for copies", `SELECT count(*) FROM usage WHERE counted = (duplicate_of_session_id IS NOT NULL)`},
 		{"copy_key_a NULL exactly without entry id", `SELECT count(*) FROM usage WHERE (copy_key_a IS NULL) <> (entry_id IS NULL)`},
 		{"usage has a timestamp", `SELECT count(*) FROM usage WHERE timestamp IS NULL`},
+		{"session_summary usage names no model and is not priced from the table", `SELECT count(*) FROM usage WHERE kind = 'session_summary'
+			AND (provider IS NOT NULL OR model IS NOT NULL OR calculated_cost_total IS NOT NULL OR cost_source = 'calculated')`},
 		{"fork copies name another session or a duplicate file", `SELECT count(*) FROM entries e WHERE fork_copy_of IS NOT NULL AND NOT EXISTS
 			(SELECT 1 FROM sessions s WHERE s.session_id = e.fork_copy_of AND s.file_id <> e.file_id)`},
 		{"text present unless --no-content", `SELECT count(*) FROM content_blocks WHERE block_type IN ('text', 'thinking') AND text IS NULL AND byte_size > 0`},

@@ -63,22 +63,35 @@
 //
 // Files whose status is not_session (except a BOM before a good header,
 // read with the BOM dropped), future_version, unrecognized_version, empty
-// or unreadable give a files row and their issues only. The complete
+// or unreadable give a files row and their issues only; the view
+// rejected_files lists them (empty files aside) with their first error, and
+// Summary.RejectedFiles the first RejectedListed. The complete
 // records of torn and corrupt files are used, each record of a concatenated
 // line too; sessions.torn flags the torn ones. Usage rows follow SPEC.md §4
 // (see the Kind* constants): an assistant message's usage, a toolResult's,
 // compaction, branch_summary and session_summary usage, and one
 // child_usage row per child_usage_attributed record. Usage without its own
 // model is attributed to the nearest preceding assistant message of the
-// file, else the last model_change, else the v1 header.
+// file, else the last model_change, else the v1 header — except
+// session_summary usage: the format records no model for the summary call,
+// so its provider and model are NULL and it is priced only from a recorded
+// cost (otherwise unpriced, listed by unpriced_models), as `report` does.
 //
 // # Counted once
 //
 // Sessions are ordered by header instant (createdAt or timestamp; missing
-// or unparseable last), then session id, then path. A usage row is counted
-// when it is the first, in that order, with its (entry id, entry
-// timestamp) and with its (kind, entry timestamp, message timestamp,
-// tokens); otherwise it is a copy of the session that holds the first.
+// or unparseable last), then session id, then path; rows of a file by
+// entry_index. A billed record is identified by its entry id and entry
+// timestamp (copy_key_a); a v1 record, which has no id, by its kind, entry
+// timestamp, message timestamp and tokens (copy_key_b). A usage row with
+// an entry id is a copy when an earlier row has its copy_key_a, or an
+// earlier row without an entry id has its copy_key_b (a v1 original of a
+// migrated or imported copy, which has ids); rows with ids are never
+// matched with each other by copy_key_b, so distinct entries with equal
+// timestamps and tokens all count. A row without an entry id is a copy
+// when any earlier row has its copy_key_b. A copy has counted = false and
+// duplicate_of_session_id = the session of the earliest row that makes it
+// one (queries/export.sql derive_counted).
 // entries.fork_copy_of names the first session holding the same entry
 // (entry id and timestamp; entries without id: type, timestamps and the
 // record's bytes) when that is another file. Neither uses parentSession or
@@ -89,7 +102,8 @@
 // # How a run works
 //
 // The DuckDB database is the state of every export (without a DuckDB sink,
-// ParquetDir/_state.duckdb). A run stats the files, reads the new and
+// ParquetDir/_state.duckdb); it also records the roots of the last run,
+// which ReadInfo returns (`query` lists report databases by them). A run stats the files, reads the new and
 // changed ones in parallel — one ingest.Reader feeding both a
 // validate.Checker and the extractor, so each file is read once — and
 // appends their rows through DuckDB's appender, deletes the rows of changed

@@ -403,7 +403,14 @@ func (x *extractor) entry(r *ingest.Record) {
 		if u := t.Get(root, "usage"); t.Kind(u) == ingest.KindObject {
 			kind := map[string]string{"compaction": KindCompaction, "branch_summary": KindBranchSummary,
 				"session_summary": KindSessionSummary}[typ.v]
-			out.usage = append(out.usage, x.usage(t, u, kind, r, &e, tsRaw, msgTSRaw, x.attribution()))
+			attr := x.attribution()
+			if kind == KindSessionSummary {
+				// The format records no model for the summary call (it may
+				// use another model than the session): none is guessed, so
+				// it is priced only from a recorded cost (SPEC.md §4).
+				attr = model{}
+			}
+			out.usage = append(out.usage, x.usage(t, u, kind, r, &e, tsRaw, msgTSRaw, attr))
 		}
 	case "child_usage_attributed":
 		if u := t.Get(root, "childUsage"); t.Kind(u) == ingest.KindObject {
@@ -429,7 +436,7 @@ func (x *extractor) entry(r *ingest.Record) {
 
 // attribution is the provider/model of usage without its own (SPEC.md §4
 // decisions): the nearest preceding assistant message, else the last
-// model_change, else the v1 header.
+// model_change, else the v1 header. session_summary usage gets none.
 func (x *extractor) attribution() model {
 	switch {
 	case x.haveAssistant && (x.lastAssistant.provider.ok || x.lastAssistant.model.ok):

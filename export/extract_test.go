@@ -212,10 +212,12 @@ func TestCostModes(t *testing.T) {
 	costs := func(db *sql.DB) []string {
 		return queryStrings(t, db, "SELECT entry_id, cost_source, round(cost_total, 9), round(cost_input, 9) FROM usage ORDER BY entry_index")
 	}
+	// g0000004, a session summary, names no model and records no cost:
+	// unpriced in every mode.
 	want := map[CostMode][]string{
-		CostAuto:      {"g0000002|recorded|0.0033|0", "g0000003|recorded|0.00495|0", "g0000004|calculated|0.002751|0.002436"},
+		CostAuto:      {"g0000002|recorded|0.0033|0", "g0000003|recorded|0.00495|0", "g0000004|unpriced|∅|∅"},
 		CostRecorded:  {"g0000002|recorded|0.0033|0", "g0000003|recorded|0.00495|0", "g0000004|unpriced|∅|∅"},
-		CostCalculate: {"g0000002|calculated|0.0033|0.0024", "g0000003|calculated|0.00495|0.0036", "g0000004|calculated|0.002751|0.002436"},
+		CostCalculate: {"g0000002|calculated|0.0033|0.0024", "g0000003|calculated|0.00495|0.0036", "g0000004|unpriced|∅|∅"},
 	}
 	out := t.TempDir()
 	for _, mode := range []CostMode{CostCalculate, CostRecorded, CostAuto, CostCalculate} {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -180,6 +181,19 @@ type TableCount struct {
 	Updated int64  `json:"updated"` // rows whose derived columns changed
 }
 
+// RejectedFile is a file whose records are not exported, with the first
+// error that decided it (a row of the rejected_files view).
+type RejectedFile struct {
+	Path    string `json:"path"`
+	Status  string `json:"status"`
+	Line    int    `json:"line,omitempty"` // 0: the whole file
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// RejectedListed is how many rejected files a Summary lists.
+const RejectedListed = 5
+
 // Summary describes a run.
 type Summary struct {
 	StatePath  string         `json:"state_path"`
@@ -193,9 +207,12 @@ type Summary struct {
 	BytesRead  int64          `json:"bytes_read"`
 	ByStatus   map[string]int `json:"by_status"` // every current file
 	Rejected   int            `json:"rejected"`  // files whose records are not exported (not a session, unknown version, unreadable)
-	PathIssues int            `json:"path_issues"`
-	Tables     []TableCount   `json:"tables"`
-	Changed    bool           `json:"changed"`
+	// RejectedFiles are the first RejectedListed of them by path (all of
+	// them: the rejected_files view).
+	RejectedFiles []RejectedFile `json:"rejected_files,omitempty"`
+	PathIssues    int            `json:"path_issues"`
+	Tables        []TableCount   `json:"tables"`
+	Changed       bool           `json:"changed"`
 	// Rebuilt says why every file was read again ("" when the run was
 	// incremental): "new database", "schema version", "mode", "content
 	// options", "pricing" or "parquet".
@@ -389,7 +406,8 @@ func (r *run) load(ctx context.Context) (err error) {
 	mode := opts.Mode
 	tables := mode.Tables()
 	cur := meta{schemaVersion: mode.schemaVersion(), mode: mode, noContent: opts.NoContent, withRaw: opts.WithRaw,
-		costMode: string(opts.CostMode), pricing: opts.pricingID(), viewsHash: viewsHash(mode), tableGen: map[string]int64{}}
+		costMode: string(opts.CostMode), pricing: opts.pricingID(), viewsHash: viewsHash(mode), tableGen: map[string]int64{},
+		roots: rootPaths(opts.Roots)}
 	switch {
 	case !ok:
 		r.sum.Rebuilt = "new database"
@@ -590,7 +608,7 @@ func (r *run) load(ctx context.Context) (err error) {
 			cur.tableGen[t] = cur.generation
 		}
 	}
-	if r.sum.Changed || !ok {
+	if r.sum.Changed || !ok || !slices.Equal(prev.roots, cur.roots) {
 		if err := st.saveMeta(ctx, cur); err != nil {
 			return err
 		}
@@ -609,6 +627,21 @@ func (r *run) load(ctx context.Context) (err error) {
 		}
 	}
 	return nil
+}
+
+// rootPaths are the paths of roots, absolute, sorted and without repeats:
+// what a database records of the files it was made from (DBInfo.Roots).
+func rootPaths(roots []ingest.Root) []string {
+	var out []string
+	for _, r := range roots {
+		p, err := filepath.Abs(r.Path)
+		if err != nil {
+			p = r.Path
+		}
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // deleteFiles removes every row of the given file ids.
@@ -723,11 +756,34 @@ func (r *run) counts(ctx context.Context, tables []*Table, added, removed, updat
 	}); err != nil {
 		return err
 	}
-	return r.st.queryRows(ctx, `SELECT count(*) FROM files f WHERE status <> 'empty'
-		AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.file_id = f.file_id)`, func(v []driver.Value) error {
+	rejected := viewSQL("rejected_files")
+	if err := r.st.queryRows(ctx, "SELECT count(*) FROM ("+rejected+")", func(v []driver.Value) error {
 		r.sum.Rejected = int(v[0].(int64))
 		return nil
-	})
+	}); err != nil || r.sum.Rejected == 0 {
+		return err
+	}
+	return r.st.queryRows(ctx, "SELECT path, status, line_no, code, message FROM ("+rejected+") ORDER BY path LIMIT "+strconv.Itoa(RejectedListed),
+		func(v []driver.Value) error {
+			f := RejectedFile{Path: v[0].(string), Status: v[1].(string)}
+			if n, ok := v[2].(int32); ok {
+				f.Line = int(n)
+			}
+			f.Code, _ = v[3].(string)
+			f.Message, _ = v[4].(string)
+			r.sum.RejectedFiles = append(r.sum.RejectedFiles, f)
+			return nil
+		})
+}
+
+// viewSQL is the SELECT of the view name of queries/views.sql.
+func viewSQL(name string) string {
+	for _, v := range queries.Views() {
+		if v.Name == name {
+			return v.SQL
+		}
+	}
+	panic("export: no view " + name)
 }
 
 // unreadable turns a result into that of a file that could not be read:

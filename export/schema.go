@@ -11,8 +11,11 @@ import (
 // SchemaVersion is the version of the exported tables. It is stored in the
 // DuckDB database (table _sessions_etl) and in every Parquet file's
 // key-value metadata under SchemaVersionKey. A database of another version
-// is rebuilt from the session files.
-const SchemaVersion = 1
+// is rebuilt from the session files. It also changes when the rules that
+// fill the tables do, so that old rows are made again: 2 counts distinct
+// entries with equal timestamps and tokens apart and leaves session_summary
+// usage without a model.
+const SchemaVersion = 2
 
 // SchemaVersionKey is the Parquet key-value metadata key (and Arrow schema
 // metadata key) holding SchemaVersion.
@@ -171,7 +174,7 @@ var UsageTable = newTable(TableUsage, "file_id, entry_index",
 	col("line_no", tInt, notNull, "1-based line of the record"),
 	col("timestamp", tTimestamp, null, "entry ISO timestamp, else message.timestamp"),
 	col("kind", tString, notNull, "assistant, tool_result, compaction, branch_summary, session_summary, child_usage"),
-	col("provider", tString, null, "the message's provider, else that of the nearest preceding assistant, last model_change or v1 header"),
+	col("provider", tString, null, "the message's provider, else that of the nearest preceding assistant, last model_change or v1 header; null for session_summary (no model recorded)"),
 	col("api", tString, null, "assistant message api"),
 	col("model", tString, null, "the message's model, else as for provider"),
 	col("stop_reason", tString, null, "assistant message stopReason"),

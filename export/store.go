@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +45,7 @@ type meta struct {
 	pricing       string // fingerprint of the price table the calculated costs come from
 	viewsHash     string
 	tableGen      map[string]int64 // generation in which each table last changed
+	roots         []string         // the roots of the last run (rootPaths)
 }
 
 // dsn builds a duckdb-go DSN with configuration options.
@@ -207,6 +209,8 @@ func (s *store) loadMeta(ctx context.Context) (m meta, ok bool, err error) {
 			m.pricing = val
 		case k == "views":
 			m.viewsHash = val
+		case k == "roots":
+			m.roots = decodeRoots(val)
 		case strings.HasPrefix(k, "table_generation."):
 			m.tableGen[strings.TrimPrefix(k, "table_generation.")], _ = strconv.ParseInt(val, 10, 64)
 		}
@@ -219,23 +223,57 @@ func (s *store) loadMeta(ctx context.Context) (m meta, ok bool, err error) {
 // the caller (read-only is enough); ok is false when db holds no export.
 // Databases written before the usage mode existed are ModeFull.
 func ReadMode(ctx context.Context, db *sql.DB) (mode Mode, ok bool, err error) {
+	info, ok, err := ReadInfo(ctx, db)
+	return info.Mode, ok, err
+}
+
+// DBInfo is what an export database says about itself.
+type DBInfo struct {
+	Mode Mode
+	// Roots are the paths (files or directories, absolute) its last run
+	// read; nil for databases written before they were recorded.
+	Roots []string
+}
+
+// ReadInfo returns what the export held by db (opened by the caller,
+// read-only is enough) says about itself; ok is false when db holds no
+// export.
+func ReadInfo(ctx context.Context, db *sql.DB) (info DBInfo, ok bool, err error) {
 	var n int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()
 		AND schema_name = 'main' AND table_name = ?`, metaTable).Scan(&n); err != nil {
-		return "", false, err
+		return info, false, err
 	}
 	if n == 0 {
-		return "", false, nil
+		return info, false, nil
 	}
-	var v sql.NullString
-	err = db.QueryRowContext(ctx, "SELECT max(value) FROM "+metaTable+" WHERE key = 'mode'").Scan(&v)
+	var mode, roots sql.NullString
+	err = db.QueryRowContext(ctx, "SELECT max(value) FILTER (WHERE key = 'mode'), max(value) FILTER (WHERE key = 'roots') FROM "+metaTable).
+		Scan(&mode, &roots)
 	if err != nil {
-		return "", false, err
+		return info, false, err
 	}
-	if !v.Valid {
-		return ModeFull, true, nil
+	info.Mode = ModeFull
+	if mode.Valid {
+		info.Mode = Mode(mode.String)
 	}
-	return Mode(v.String), true, nil
+	if roots.Valid {
+		info.Roots = decodeRoots(roots.String)
+	}
+	return info, true, nil
+}
+
+func encodeRoots(roots []string) string {
+	b, _ := json.Marshal(roots)
+	return string(b)
+}
+
+func decodeRoots(s string) []string {
+	var out []string
+	if json.Unmarshal([]byte(s), &out) != nil {
+		return nil
+	}
+	return out
 }
 
 // saveMeta writes m (inside the run's transaction).
@@ -249,6 +287,7 @@ func (s *store) saveMeta(ctx context.Context, m meta) error {
 		"cost_mode":      m.costMode,
 		"pricing":        m.pricing,
 		"views":          m.viewsHash,
+		"roots":          encodeRoots(m.roots),
 	}
 	for t, g := range m.tableGen {
 		kv["table_generation."+t] = strconv.FormatInt(g, 10)

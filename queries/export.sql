@@ -68,24 +68,50 @@ GROUP BY c.tool_name
 ORDER BY calls DESC, c.tool_name NULLS LAST
 
 -- name: derive_counted
--- usage.counted and duplicate_of_session_id: a billed record is counted
--- when it is the first, in session order, of its copy_key_a group (when it
--- has an entry id) and of its copy_key_b group; otherwise it is a copy of
--- the first row of the group that made it one.
+-- usage.counted and duplicate_of_session_id (SPEC.md §4). A billed record
+-- is identified by its entry id and entry timestamp (copy_key_a); a v1
+-- record, which has no entry id, by its kind, entry timestamp, message
+-- timestamp and tokens (copy_key_b). "Earlier" is session order, then
+-- entry_index. A row with an entry id is a copy when an earlier row has
+-- its copy_key_a, or when an earlier row without an entry id has its
+-- copy_key_b (a v1 original of a migrated or imported copy); rows with ids
+-- are never matched with each other by copy_key_b, so distinct entries
+-- with equal timestamps and tokens all count. A row without an entry id is
+-- a copy when any earlier row has its copy_key_b. duplicate_of_session_id
+-- is the session of the earliest such row.
 UPDATE usage SET counted = d.counted, duplicate_of_session_id = d.dup
 FROM (
   SELECT file_id, entry_index,
-         (rn_a = 1 AND rn_b = 1) AS counted,
-         CASE WHEN rn_a > 1 THEN first_a WHEN rn_b > 1 THEN first_b END AS dup
+         NOT (copy_a OR copy_b) AS counted,
+         CASE
+           WHEN copy_a AND (NOT copy_b OR a_ord < b_ord OR (a_ord = b_ord AND a_idx < b_idx)) THEN a_session
+           WHEN copy_b THEN b_session
+         END AS dup
   FROM (
-    SELECT u.file_id, u.entry_index,
-           CASE WHEN u.copy_key_a IS NULL THEN 1 ELSE row_number() OVER a END AS rn_a,
-           first_value(o.session_id) OVER a AS first_a,
-           row_number() OVER b AS rn_b,
-           first_value(o.session_id) OVER b AS first_b
-    FROM usage u JOIN session_order o USING (file_id)
-    WINDOW a AS (PARTITION BY u.copy_key_a ORDER BY o.ord, u.entry_index),
-           b AS (PARTITION BY u.copy_key_b ORDER BY o.ord, u.entry_index)
+    SELECT file_id, entry_index,
+           has_id AND (a_ord < ord OR (a_ord = ord AND a_idx < entry_index)) AS copy_a,
+           b_ord IS NOT NULL AND (b_ord < ord OR (b_ord = ord AND b_idx < entry_index)) AS copy_b,
+           a_ord, a_idx, a_session, b_ord, b_idx, b_session
+    FROM (
+      SELECT u.file_id, u.entry_index, o.ord, u.copy_key_a IS NOT NULL AS has_id,
+             -- the first row with the same entry id and timestamp
+             first_value(o.ord) OVER a AS a_ord,
+             first_value(u.entry_index) OVER a AS a_idx,
+             first_value(o.session_id) OVER a AS a_session,
+             -- the first row with the same copy_key_b that may make this
+             -- one a copy: any row for a row without id, a row without id
+             -- for a row with one
+             CASE WHEN u.copy_key_a IS NULL THEN first_value(o.ord) OVER b
+                  ELSE first_value(CASE WHEN u.copy_key_a IS NULL THEN o.ord END IGNORE NULLS) OVER b END AS b_ord,
+             CASE WHEN u.copy_key_a IS NULL THEN first_value(u.entry_index) OVER b
+                  ELSE first_value(CASE WHEN u.copy_key_a IS NULL THEN u.entry_index END IGNORE NULLS) OVER b END AS b_idx,
+             CASE WHEN u.copy_key_a IS NULL THEN first_value(o.session_id) OVER b
+                  ELSE first_value(CASE WHEN u.copy_key_a IS NULL THEN o.session_id END IGNORE NULLS) OVER b END AS b_session
+      FROM usage u JOIN session_order o USING (file_id)
+      WINDOW a AS (PARTITION BY u.copy_key_a ORDER BY o.ord, u.entry_index),
+             b AS (PARTITION BY u.copy_key_b ORDER BY o.ord, u.entry_index
+                   ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+    )
   )
 ) d
 WHERE usage.file_id = d.file_id AND usage.entry_index = d.entry_index

@@ -56,7 +56,7 @@ func TestEmbeddedFiles(t *testing.T) {
 			t.Errorf("CreateView(%s) = %q", v.Name, CreateView(v))
 		}
 	}
-	for _, required := range []string{"counted_usage", "daily_usage", "session_usage", "model_usage", "tool_calls"} {
+	for _, required := range []string{"counted_usage", "daily_usage", "session_usage", "model_usage", "unpriced_models", "tool_calls", "rejected_files"} {
 		if !contains(names, required) {
 			t.Errorf("views.sql lacks %s (has %v)", required, names)
 		}

@@ -2,14 +2,17 @@
 -- SELECT of one view; the block's comment is its documentation. Totals
 -- start from counted_usage, so fork and file copies are counted once
 -- (SPEC.md §4). Days are UTC: group timestamps in another zone yourself
--- (timezone('America/Los_Angeles', timestamp::TIMESTAMPTZ)).
+-- (timezone('America/Los_Angeles', timestamp::TIMESTAMPTZ)). Costs are
+-- DOUBLE sums; `sessions-etl query` shows them to 10 significant digits in
+-- its table and CSV output (JSON keeps every digit).
 
 -- name: counted_usage
 -- Billed records counted once: usage without fork and file copies.
 SELECT * FROM usage WHERE counted
 
 -- name: daily_usage
--- Counted usage per UTC day. cost_total sums priced records only;
+-- Counted usage per UTC day (day is a DATE; records without a timestamp
+-- are on a row whose day is NULL). cost_total sums priced records only;
 -- unpriced_records says how many had no cost (never counted as $0).
 SELECT CAST(timestamp AS DATE) AS day,
        count(*) AS records,
@@ -94,9 +97,13 @@ GROUP BY provider, model
 ORDER BY cost_total DESC NULLS LAST, provider NULLS LAST, model NULLS LAST
 
 -- name: unpriced_models
--- Models whose counted usage has no cost (SPEC.md §4: listed, never $0).
+-- Models whose counted usage has no cost (SPEC.md §4: listed, never $0),
+-- with the billed kinds of those records. session_summary records name no
+-- model: they are the row whose provider and model are NULL ("(no model)"
+-- in reports), priced only from a recorded cost.
 SELECT provider,
        model,
+       array_to_string(list_sort(list_distinct(list(kind))), ', ') AS kinds,
        count(*) AS records,
        sum(input) AS input,
        sum(output) AS output,
@@ -138,3 +145,20 @@ FROM calls c
 LEFT JOIN results r ON r.file_id = c.file_id AND r.tool_call_id = c.tool_call_id
 GROUP BY c.tool_name
 ORDER BY calls DESC, c.tool_name NULLS LAST
+
+-- name: rejected_files
+-- Session files whose records are not in the tables (SPEC.md §1.5: not a
+-- session, a future or unrecognized version, unreadable), with the first
+-- error that decided it; `sessions-etl validate` tells more. Empty files
+-- are not listed.
+WITH first_issue AS (
+  SELECT file_id, line_no, code, message
+  FROM ingest_issues
+  WHERE file_id IS NOT NULL
+  QUALIFY row_number() OVER (PARTITION BY file_id ORDER BY severity = 'error' DESC, line_no NULLS FIRST, code) = 1
+)
+SELECT f.path, f.status, i.line_no, i.code, i.message
+FROM files f
+LEFT JOIN first_issue i USING (file_id)
+WHERE f.status <> 'empty' AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.file_id = f.file_id)
+ORDER BY f.path

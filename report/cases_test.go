@@ -1,7 +1,10 @@
 package report
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sessions-etl/sessions-etl/export"
+	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/pricing"
 )
 
@@ -224,5 +228,74 @@ func TestC14BilledKinds(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "$0.0083 + unpriced") || strings.Contains(b.String(), "$0.00 ") {
 		t.Errorf("table does not say the total includes unpriced usage, or shows $0.00:\n%s", b.String())
+	}
+}
+
+// TestC14ExportAndReportAgree: over c14, the views of an export (what
+// `sessions-etl query` shows) and the report give the same cost, the same
+// unpriced records and the same unpriced list: the session summary has no
+// model in both, and is unpriced in both.
+func TestC14ExportAndReportAgree(t *testing.T) {
+	dir := filepath.Join(casesDir, "c14-atomic-v4-billed-usage-kinds")
+	roots, err := ingest.PathRoots([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := filepath.Join(t.TempDir(), "export.duckdb")
+	if _, err := export.Run(context.Background(), export.Options{Roots: roots, Workers: 2, DuckDBPath: full}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("duckdb", full+"?access_mode=READ_ONLY")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var viewCost float64
+	var viewRecords, viewUnpriced int64
+	if err := db.QueryRow("SELECT sum(cost_total), sum(records), sum(unpriced_records) FROM daily_usage").Scan(&viewCost, &viewRecords, &viewUnpriced); err != nil {
+		t.Fatal(err)
+	}
+	var unpricedRows []string
+	rows, err := db.Query("SELECT coalesce(provider, ''), coalesce(model, ''), records, input, output FROM unpriced_models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var p, m string
+		var n, in, out int64
+		if err := rows.Scan(&p, &m, &n, &in, &out); err != nil {
+			t.Fatal(err)
+		}
+		unpricedRows = append(unpricedRows, fmt.Sprintf("%s/%s %d %d/%d", p, m, n, in, out))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	for name, path := range map[string]string{"the export's database": full, "the report's own database": ""} {
+		t.Run(name, func(t *testing.T) {
+			var r *Report
+			if path == "" {
+				r = runOn(t, Daily, []string{dir}, nil)
+			} else {
+				r = runOnDB(t, Daily, path, []string{dir}, func(o *Options) { o.Managed = false })
+			}
+			if relDiff(r.Totals.Cost, viewCost) > 1e-12 || r.Totals.Records != viewRecords || r.Totals.Unpriced.Records != viewUnpriced {
+				t.Errorf("report $%v, %d records, %d unpriced; daily_usage $%v, %d, %d", r.Totals.Cost, r.Totals.Records,
+					r.Totals.Unpriced.Records, viewCost, viewRecords, viewUnpriced)
+			}
+			if relDiff(viewCost, 0.0033+0.00495) > 1e-12 || viewUnpriced != 1 {
+				t.Errorf("daily_usage $%v with %d unpriced, want $0.00825 and the session summary unpriced", viewCost, viewUnpriced)
+			}
+			var got []string
+			for _, u := range r.Unpriced {
+				got = append(got, fmt.Sprintf("%s/%s %d %d/%d", u.Provider, u.Model, u.Records, u.Input, u.Output))
+			}
+			if d := cmp.Diff(unpricedRows, got); d != "" {
+				t.Errorf("unpriced (-unpriced_models +report):\n%s", d)
+			}
+		})
 	}
 }

@@ -48,8 +48,10 @@
 // session_summary records name no model (the format has none: the summary
 // call may use another model than the session), so they are never priced
 // from the table: their recorded cost is used when present, else they are
-// unpriced. The export attributes them to the session's last model; the
-// report does not guess.
+// unpriced and listed under "(no model)". The export stores them the same
+// way (provider and model NULL), so `query` over its views (daily_usage,
+// unpriced_models, …) gives the report's numbers; the report also ignores
+// any model a database from an older sessions-etl gave them.
 //
 // An unpriced record contributes its tokens but no cost. It is never shown
 // as $0: rows and totals that include unpriced records say so

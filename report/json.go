@@ -178,7 +178,7 @@ type jsonPricing struct {
 
 type jsonMeta struct {
 	Kind     string      `json:"kind"`
-	Timezone string      `json:"timezone"`
+	Timezone *string     `json:"timezone"` // IANA name; null when unknown
 	Since    *string     `json:"since"`
 	Until    *string     `json:"until"`
 	Source   *string     `json:"source"`
@@ -220,7 +220,7 @@ func dateOrNil(t time.Time) *string {
 }
 
 func (r *Report) meta() jsonMeta {
-	m := jsonMeta{Kind: string(r.Kind), Timezone: r.Zone, Since: dateOrNil(r.Since), Until: dateOrNil(r.Until),
+	m := jsonMeta{Kind: string(r.Kind), Timezone: optString(r.ZoneName), Since: dateOrNil(r.Since), Until: dateOrNil(r.Until),
 		Source: optString(r.Source), Project: optString(r.Project), Model: optString(r.Model), CostMode: string(r.CostMode)}
 	if r.Pricing != nil {
 		m.Pricing = jsonPricing{Source: r.Pricing.Source, Retrieved: r.Pricing.Retrieved}

@@ -144,9 +144,13 @@ func (t ToolRow) ErrorRate() float64 {
 type Report struct {
 	Kind     Kind
 	Location *time.Location
-	// Zone is the name shown for Location (Location.String() unless the
-	// caller names it).
-	Zone         string
+	// Zone is the name the text header shows for Location
+	// (Location.String() unless the caller names it: Zone.Label).
+	Zone string
+	// ZoneName is the IANA name of Location, the JSON report.timezone
+	// (Location.String() unless the caller names it: Zone.Name); "" when
+	// unknown (JSON null), never a display string.
+	ZoneName     string
 	Since, Until time.Time // zero: open
 	Source       string
 	Project      string

@@ -67,8 +67,12 @@ type Options struct {
 	Managed bool
 	Workers int
 
-	// Location is the zone days, weeks and months are taken in (nil: UTC).
+	// Location is the zone days, weeks and months are taken in (nil:
+	// Zone.Location, else UTC).
 	Location *time.Location
+	// Zone names the zone in the report (Report.Zone and ZoneName, from
+	// its Label and Name) when its Location is Location; see ResolveZone.
+	Zone Zone
 	// Since and Until are inclusive days in Location (zero: open). Only
 	// their year, month and day are used.
 	Since, Until time.Time
@@ -104,6 +108,9 @@ func (o *Options) check() error {
 	}
 	if o.DBPath == "" {
 		return fmt.Errorf("report: no database path")
+	}
+	if o.Location == nil {
+		o.Location = o.Zone.Location
 	}
 	if o.Location == nil {
 		o.Location = time.UTC

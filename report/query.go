@@ -145,8 +145,9 @@ func dims(k Kind) (dim1, dim2 string) {
 }
 
 // baseCTE selects the counted billed records with what the report needs.
-// session_summary records name no model: the export's attribution is
-// dropped, and they are never priced from the table (package doc).
+// session_summary records name no model: the export stores none, and a
+// model an older export attributed is dropped, so they are never priced
+// from the table (package doc).
 const baseCTE = `base AS (
   SELECT u.file_id, u.entry_index, u.timestamp AS ts, u.session_id, s.project, s.source, s.cwd, u.kind,
          CASE WHEN u.kind = 'session_summary' THEN NULL ELSE u.provider END AS provider,

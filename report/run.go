@@ -25,8 +25,14 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer unlock()
-	r := &Report{Kind: o.Kind, Location: o.Location, Zone: o.Location.String(), Since: o.Since, Until: o.Until,
+	r := &Report{Kind: o.Kind, Location: o.Location, Zone: o.Location.String(), ZoneName: o.Location.String(), Since: o.Since, Until: o.Until,
 		Source: o.Source, Project: o.Project, Model: o.Model, CostMode: o.CostMode, Pricing: o.Prices}
+	switch {
+	case o.Zone.Location == o.Location:
+		r.Zone, r.ZoneName = o.Zone.Label, o.Zone.Name
+	case o.Location == time.Local:
+		r.ZoneName = "" // "Local" is no IANA name (ResolveZone finds one)
+	}
 	if !o.NoRefresh {
 		sum, err := refresh(ctx, &o)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -51,9 +52,14 @@ SPEC.md §4). Costs: --cost auto uses the recorded cost when present and
 non-zero for non-zero tokens, else the price table; recorded and calculate use
 only one of them; records without a cost are "unpriced" (NULL, never $0).
 
+The summary gives the rows of each table (on an incremental run also the
+rows added, removed and re-derived: rows whose cross-file columns the run set
+or changed) and names the files that were not exported, the first few; the
+view rejected_files lists them all.
+
 Exit status: 0 when every file was exported, 1 when some files were rejected
-(not a session, unknown version, unreadable: listed in ingest_issues) or the
-export failed, 2 on usage errors.`,
+(not a session, unknown version, unreadable: the rejected_files view, with
+their issues in ingest_issues) or the export failed, 2 on usage errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Parquet == "" && opts.DuckDB == "" {
 				return usagef("export needs --parquet DIR, --duckdb FILE or both")
@@ -158,9 +164,20 @@ func printExportSummary(w *bufio.Writer, sum export.Summary) {
 		fmt.Fprintf(w, "Parquet: %s (%s)\n", sum.ParquetDir, written)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  %-16s %12s %12s %12s %12s\n", "table", "rows", "added", "removed", "updated")
-	for _, t := range sum.Tables {
-		fmt.Fprintf(w, "  %-16s %12d %12d %12d %12d\n", t.Table, t.Rows, t.Added, t.Removed, t.Updated)
+	if sum.Rebuilt != "" {
+		// Every row is new: added = rows, nothing removed, and the derived
+		// columns were computed for the first time.
+		fmt.Fprintf(w, "  %-16s %12s\n", "table", "rows")
+		for _, t := range sum.Tables {
+			fmt.Fprintf(w, "  %-16s %12d\n", t.Table, t.Rows)
+		}
+	} else {
+		fmt.Fprintf(w, "  %-16s %12s %12s %12s %12s\n", "table", "rows", "added", "removed", "re-derived")
+		for _, t := range sum.Tables {
+			fmt.Fprintf(w, "  %-16s %12d %12d %12d %12d\n", t.Table, t.Rows, t.Added, t.Removed, t.Updated)
+		}
+		fmt.Fprintln(w, "  re-derived: rows, new or old, whose cross-file columns this run set or changed: usage.counted and")
+		fmt.Fprintln(w, "  duplicate_of_session_id, entries.fork_copy_of, sessions.parent_session_id, costs after a --cost change.")
 	}
 	var sts []string
 	for s := range sum.ByStatus {
@@ -173,8 +190,35 @@ func printExportSummary(w *bufio.Writer, sum export.Summary) {
 	}
 	fmt.Fprintln(w)
 	if sum.Rejected > 0 {
-		fmt.Fprintf(w, "\n%d files were not exported (not a session, unknown version or unreadable): see the ingest_issues table.\n", sum.Rejected)
+		printRejected(w, sum)
 	}
+}
+
+// printRejected names the files whose records were not exported (the
+// first few) and the query that lists them all.
+func printRejected(w *bufio.Writer, sum export.Summary) {
+	fmt.Fprintf(w, "\n%d files were not exported (not a session, unknown version or unreadable):\n", sum.Rejected)
+	for _, f := range sum.RejectedFiles {
+		why := ""
+		if f.Code != "" {
+			why = ": " + f.Code
+			if f.Line > 0 {
+				why = fmt.Sprintf(": line %d: %s", f.Line, f.Code)
+			}
+			if f.Message != "" {
+				msg := f.Message
+				if r := []rune(msg); len(r) > 100 {
+					msg = string(r[:100]) + "…"
+				}
+				why += " (" + msg + ")"
+			}
+		}
+		fmt.Fprintf(w, "  %-20s %s%s\n", f.Status, f.Path, why)
+	}
+	if more := sum.Rejected - len(sum.RejectedFiles); more > 0 {
+		fmt.Fprintf(w, "  … and %d more.\n", more)
+	}
+	fmt.Fprintf(w, "All of them: sessions-etl query --duckdb %s 'SELECT * FROM rejected_files'\n", strings.Join(quoteArgs([]string{sum.StatePath}), ""))
 }
 
 // rebuiltWhy explains export.Summary.Rebuilt for an existing database (a

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"database/sql"
 	"encoding/csv"
 	"encoding/json"
@@ -11,14 +12,18 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/sessions-etl/sessions-etl/export"
+	"github.com/sessions-etl/sessions-etl/report"
 )
 
 func init() { registerCommand(newQueryCmd) }
@@ -29,73 +34,227 @@ type queryOptions struct {
 	CSV    bool
 }
 
+const queryHelp = `Views: counted_usage, daily_usage, session_usage, project_usage, model_usage,
+unpriced_models, tool_calls, rejected_files; tables: files, sessions, usage,
+ingest_issues, and entries and content_blocks in a full export (tool_uses in a
+report's database).`
+
 func newQueryCmd(ios *IO, g *globalOptions) *cobra.Command {
 	opts := &queryOptions{globalOptions: g}
 	cmd := &cobra.Command{
-		Use:   "query 'SQL' [--duckdb FILE] [--json|--csv]",
+		Use:   "query 'SQL' [PATH...] [--duckdb FILE] [--json|--csv]",
 		Short: "Run SQL against an exported DuckDB database (tables of SPEC.md §3 and the views of queries/)",
-		Long: `query runs one SQL statement against the DuckDB database written by export
-(read-only) and prints the result: an aligned table, JSON Lines (--json, one
-object per row) or CSV (--csv). Without --duckdb it uses the database report
-keeps in the cache directory.
+		Long: `query runs one SQL statement against a DuckDB database written by export or
+report (read-only) and prints the result: an aligned table, JSON Lines
+(--json, one object per row) or CSV (--csv).
 
-Views: counted_usage, daily_usage, session_usage, project_usage, model_usage,
-unpriced_models, tool_calls (see queries/views.sql).
+Which database: --duckdb FILE; else, with PATHs, the database 'sessions-etl
+report' keeps for those same PATHs (sessions-<hash>.duckdb in the cache
+directory; run the report first: query reads no session file); else the one
+report keeps for the default roots, $XDG_CACHE_HOME/sessions-etl/sessions.duckdb.
+When the database is missing, query lists the report databases that exist,
+with the paths each was made from and the command that queries it.
 
-The database report keeps holds only what the reports read: files, sessions,
-usage, ingest_issues and tool_uses (the tool call and result blocks), with
-every view; it has no entries and content_blocks tables. For those, export
-into a database of your own (sessions-etl export --duckdb FILE) and query it.
+` + queryHelp + `
 
-Exit status: 0 on success, 1 when the query fails, 2 on usage errors.`,
-		Args: cobra.ExactArgs(1),
+A report's database holds only what the reports read: files, sessions, usage,
+ingest_issues and tool_uses (the tool call and result blocks), with every
+view; it has no entries and content_blocks tables, and a query that names a
+table it lacks says so. For every table, export into a database of your own
+(sessions-etl export --duckdb FILE [PATH...]) and query --duckdb FILE.
+
+Exactly one statement: a query holding several (select 1; select 2) is a
+usage error. Output: DATE values print as YYYY-MM-DD, timestamps in UTC; in
+the table and CSV, floating-point values (costs) print with at most 10
+significant digits (0.2335943, not 0.23359430000000003); --json keeps every
+digit. NULL is NULL in the table, an empty field in CSV, null in JSON.
+
+Exit status: 0 on success, 1 when the database is missing or the query
+fails, 2 on usage errors (no SQL, several statements, bad flags).`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 || strings.TrimSpace(args[0]) == "" {
+				return usagef("query needs one SQL statement, e.g. sessions-etl query 'SELECT * FROM daily_usage'\n%s", queryHelp)
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.CSV && opts.JSON {
 				return usagef("--csv and --json exclude each other")
 			}
-			if opts.DuckDB == "" {
-				p, err := export.DefaultDBPath()
-				if err != nil {
-					return usageError{err}
-				}
-				opts.DuckDB = p
+			if opts.DuckDB != "" && len(args) > 1 {
+				return usagef("give --duckdb FILE or PATHs, not both (PATHs name the database 'sessions-etl report' keeps for them)")
 			}
-			return runQuery(cmd, ios, opts, args[0])
+			return runQuery(cmd, ios, opts, args[0], args[1:])
 		},
 	}
-	cmd.Flags().StringVar(&opts.DuckDB, "duckdb", "", "DuckDB database (default: the report database in the user's cache directory)")
+	cmd.Flags().StringVar(&opts.DuckDB, "duckdb", "", "DuckDB database (default: the report database of the PATHs, or of the default roots)")
 	cmd.Flags().BoolVar(&opts.CSV, "csv", false, "CSV output with a header line")
 	return cmd
 }
 
-func runQuery(cmd *cobra.Command, ios *IO, opts *queryOptions, query string) error {
-	if _, err := os.Stat(opts.DuckDB); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("duckdb %s: no such database (run sessions-etl export --duckdb %s first)", opts.DuckDB, opts.DuckDB)
+// queryDatabase is the database a query reads: --duckdb, the report
+// database of the PATHs, or that of the default roots; an error that says
+// what exists when it is missing.
+func queryDatabase(ctx context.Context, ios *IO, opts *queryOptions, paths []string) (string, error) {
+	if opts.DuckDB != "" {
+		if _, err := os.Stat(opts.DuckDB); errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("duckdb %s: no such database (create it with: sessions-etl export --duckdb %s [PATH...])",
+				opts.DuckDB, strings.Join(quoteArgs([]string{opts.DuckDB}), ""))
+		}
+		return opts.DuckDB, nil
 	}
-	db, err := sql.Open("duckdb", opts.DuckDB+"?access_mode=READ_ONLY")
+	def, err := export.DefaultDBPath()
 	if err != nil {
-		return fmt.Errorf("duckdb %s: %w", opts.DuckDB, err)
+		return "", usageError{err}
+	}
+	path := def
+	if len(paths) > 0 {
+		rts, err := roots(ios, paths)
+		if err != nil {
+			return "", err
+		}
+		if path, err = report.DBPath(rts, false); err != nil {
+			return "", err
+		}
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return path, nil
+	}
+	var b strings.Builder
+	if len(paths) > 0 {
+		p := strings.Join(quoteArgs(paths), " ")
+		fmt.Fprintf(&b, "no report database for %s (%s does not exist): run 'sessions-etl report daily %s' first, which makes it", p, path, p)
+	} else {
+		fmt.Fprintf(&b, "no database at %s, the one 'sessions-etl report' keeps for the default roots: run 'sessions-etl report daily' first, "+
+			"or give --duckdb FILE (a database written by 'sessions-etl export --duckdb FILE')", path)
+	}
+	dir := filepath.Dir(def)
+	if dbs := reportDatabases(ctx, dir); len(dbs) > 0 {
+		fmt.Fprintf(&b, "\nReport databases in %s:", dir)
+		for _, d := range dbs {
+			fmt.Fprintf(&b, "\n  %s", filepath.Base(d.path))
+			switch {
+			case d.path == def:
+				b.WriteString("  (default roots): sessions-etl query 'SQL'")
+			case len(d.roots) > 0:
+				fmt.Fprintf(&b, "  (%s): sessions-etl query 'SQL' %s", strings.Join(d.roots, ", "), strings.Join(quoteArgs(d.roots), " "))
+			default:
+				fmt.Fprintf(&b, "  (%s): sessions-etl query --duckdb %s 'SQL'", d.note, strings.Join(quoteArgs([]string{d.path}), ""))
+			}
+		}
+	}
+	return "", errors.New(b.String())
+}
+
+// reportDB is a database found in the cache directory.
+type reportDB struct {
+	path  string
+	roots []string // the paths it was made from, when recorded
+	note  string   // why roots are unknown
+}
+
+// reportDatabases lists the sessions*.duckdb databases of dir (at most
+// 20), with the roots each records.
+func reportDatabases(ctx context.Context, dir string) []reportDB {
+	paths, _ := filepath.Glob(filepath.Join(dir, "sessions*.duckdb"))
+	sort.Strings(paths)
+	if len(paths) > 20 {
+		paths = paths[:20]
+	}
+	var out []reportDB
+	for _, p := range paths {
+		d := reportDB{path: p, note: "paths not recorded"}
+		if db, err := sql.Open("duckdb", p+"?access_mode=READ_ONLY"); err == nil {
+			info, ok, err := export.ReadInfo(ctx, db)
+			switch {
+			case err != nil:
+				d.note = "in use or unreadable"
+			case !ok:
+				d.note = "not a sessions-etl database"
+			default:
+				d.roots = info.Roots
+			}
+			db.Close()
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// checkOneStatement returns a usage error when query holds more than one
+// SQL statement: DuckDB would run them all and show only the last result.
+func checkOneStatement(ctx context.Context, db *sql.DB, query string) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var multi bool
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*duckdb.Conn)
+		if !ok {
+			return nil
+		}
+		// Prepare (without a context) refuses several statements; any
+		// other error is left to the query itself to report.
+		st, err := c.Prepare(query)
+		if err == nil {
+			return st.Close()
+		}
+		multi = strings.Contains(err.Error(), "multi-statement")
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if multi {
+		return usagef("the SQL holds more than one statement; query runs exactly one (split them into several queries)")
+	}
+	return nil
+}
+
+func runQuery(cmd *cobra.Command, ios *IO, opts *queryOptions, query string, paths []string) error {
+	ctx := cmd.Context()
+	path, err := queryDatabase(ctx, ios, opts, paths)
+	if err != nil {
+		return err
+	}
+	db, err := sql.Open("duckdb", path+"?access_mode=READ_ONLY")
+	if err != nil {
+		return fmt.Errorf("duckdb %s: %w", path, err)
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(cmd.Context(), query)
+	db.SetMaxOpenConns(1)
+	if err := checkOneStatement(ctx, db, query); err != nil {
+		return err
+	}
+	rows, err := db.QueryContext(ctx, query)
 	if err != nil {
-		return fmt.Errorf("duckdb %s: %w%s", opts.DuckDB, err, usageModeHint(cmd, db, err))
+		return fmt.Errorf("duckdb %s: %w%s", path, err, usageModeHint(cmd, db, err))
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
 		return err
 	}
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		return err
+	}
+	kinds := make([]string, len(types))
+	for i, t := range types {
+		kinds[i] = t.DatabaseTypeName()
+	}
 	out := bufio.NewWriterSize(ios.Out, 64<<10)
 	defer out.Flush()
 	var w rowWriter
 	switch {
 	case opts.JSON:
-		w = &jsonRows{w: out, cols: cols}
+		w = &jsonRows{w: out, cols: cols, types: kinds}
 	case opts.CSV:
-		w = &csvRows{w: csv.NewWriter(out)}
+		w = &csvRows{w: csv.NewWriter(out), types: kinds}
 	default:
-		w = &tableRows{w: tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)}
+		w = &tableRows{w: tabwriter.NewWriter(out, 0, 0, 2, ' ', 0), types: kinds}
 	}
 	if err := w.header(cols); err != nil {
 		return err
@@ -114,7 +273,7 @@ func runQuery(cmd *cobra.Command, ios *IO, opts *queryOptions, query string) err
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("duckdb %s: %w", opts.DuckDB, err)
+		return fmt.Errorf("duckdb %s: %w", path, err)
 	}
 	return w.flush()
 }
@@ -139,26 +298,63 @@ type rowWriter interface {
 	flush() error
 }
 
-// text renders a value for the table and CSV outputs.
-func text(v any) string {
+// text renders a value for the table and CSV outputs: DATE values as
+// YYYY-MM-DD, instants in UTC, floats with at most 10 significant digits.
+func text(v any, typ string) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
 	case time.Time:
-		return x.UTC().Format("2006-01-02 15:04:05.999999")
+		return formatTime(x, typ)
 	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
+		return formatFloat(x, 64)
+	case float32:
+		return formatFloat(float64(x), 32)
 	case []byte:
 		return string(x)
 	}
 	return fmt.Sprint(v)
 }
 
-// jsonValue renders a value for JSON: instants as RFC 3339 UTC, NaN and
-// infinities (which JSON cannot hold) as null.
-func jsonValue(v any) any {
+// formatTime formats a DATE as YYYY-MM-DD, a TIME as hh:mm:ss and any other
+// instant in UTC.
+func formatTime(t time.Time, typ string) string {
+	switch typ {
+	case "DATE":
+		return t.Format(time.DateOnly)
+	case "TIME":
+		return t.Format("15:04:05.999999")
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.999999")
+}
+
+// displayDigits is the most significant digits a float is shown with in
+// the table and CSV outputs: sums of DOUBLE costs carry binary noise in the
+// last of their 17 digits (0.23359430000000003).
+const displayDigits = 10
+
+// formatFloat rounds x to displayDigits significant digits and prints the
+// result without exponent when it is between 1e-9 and 1e15.
+func formatFloat(x float64, bits int) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return strconv.FormatFloat(x, 'g', -1, bits)
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', displayDigits, 64), 64)
+	if a := math.Abs(r); a == 0 || (a >= 1e-9 && a < 1e15) {
+		return strconv.FormatFloat(r, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(r, 'g', -1, 64)
+}
+
+// jsonValue renders a value for JSON: DATE values as YYYY-MM-DD, instants
+// as RFC 3339 UTC, NaN and infinities (which JSON cannot hold) as null.
+func jsonValue(v any, typ string) any {
 	switch x := v.(type) {
 	case time.Time:
+		switch typ {
+		case "DATE", "TIME":
+			return formatTime(x, typ)
+		}
 		return x.UTC().Format(time.RFC3339Nano)
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -172,8 +368,9 @@ func jsonValue(v any) any {
 
 // jsonRows writes one JSON object per row, keys in column order.
 type jsonRows struct {
-	w    io.Writer
-	cols []string
+	w     io.Writer
+	cols  []string
+	types []string
 }
 
 func (j *jsonRows) header([]string) error { return nil }
@@ -186,7 +383,7 @@ func (j *jsonRows) row(vals []any) error {
 			b.WriteByte(',')
 		}
 		k, _ := json.Marshal(c)
-		v, err := json.Marshal(jsonValue(vals[i]))
+		v, err := json.Marshal(jsonValue(vals[i], j.types[i]))
 		if err != nil {
 			v = []byte(strconv.Quote(fmt.Sprint(vals[i])))
 		}
@@ -199,19 +396,25 @@ func (j *jsonRows) row(vals []any) error {
 	return err
 }
 
-type csvRows struct{ w *csv.Writer }
+type csvRows struct {
+	w     *csv.Writer
+	types []string
+}
 
 func (c *csvRows) header(cols []string) error { return c.w.Write(cols) }
 func (c *csvRows) row(vals []any) error {
 	rec := make([]string, len(vals))
 	for i, v := range vals {
-		rec[i] = text(v)
+		rec[i] = text(v, c.types[i])
 	}
 	return c.w.Write(rec)
 }
 func (c *csvRows) flush() error { c.w.Flush(); return c.w.Error() }
 
-type tableRows struct{ w *tabwriter.Writer }
+type tableRows struct {
+	w     *tabwriter.Writer
+	types []string
+}
 
 func (t *tableRows) header(cols []string) error {
 	_, err := fmt.Fprintln(t.w, strings.Join(cols, "\t"))
@@ -220,9 +423,29 @@ func (t *tableRows) header(cols []string) error {
 func (t *tableRows) row(vals []any) error {
 	rec := make([]string, len(vals))
 	for i, v := range vals {
-		rec[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(text(v))
+		if v == nil {
+			rec[i] = "NULL" // not an empty string
+			continue
+		}
+		rec[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(text(v, t.types[i]))
 	}
 	_, err := fmt.Fprintln(t.w, strings.Join(rec, "\t"))
 	return err
 }
 func (t *tableRows) flush() error { return t.w.Flush() }
+
+// quoteArgs quotes each argument for a POSIX shell when it needs it, so
+// that a command printed for the user can be pasted back.
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./,:+=@%~", r))
+		}) < 0 {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return out
+}

@@ -70,11 +70,14 @@ model, provider" and "which tools did they call" (SPEC.md §4, §5).
 It needs no set-up: the session files (the default roots, or the PATHs given)
 are first ingested incrementally into a DuckDB database in the user's cache
 directory (--db to choose another); unchanged files are not read again, so a
-second report answers at once. Reports over other PATHs use a database of
-their own (sessions-<hash>.duckdb), so they never disturb each other. That
-database keeps only what the reports read (files, sessions, usage,
-ingest_issues and the tool call blocks, in tool_uses); 'sessions-etl query'
-works on it, and 'sessions-etl export' writes every table.
+second report answers at once. The default roots use sessions.duckdb there;
+reports over PATHs use a database of their own (sessions-<hash>.duckdb, one
+per set of PATHs), so they never disturb each other, and say on stderr which
+one and how to query it (not under --quiet or --json). These databases keep
+only what the reports read (files, sessions, usage, ingest_issues and the
+tool call blocks, in tool_uses; no entries or content_blocks), with every
+view. 'sessions-etl query 'SQL' [PATH...]' queries the database of the same
+PATHs; 'sessions-etl export --duckdb FILE' writes every table.
 
 Usage copied into forks, backups or the same session under two roots is
 counted once, in the session where it first appeared. Every billed record
@@ -82,8 +85,12 @@ counts: assistant messages, tool results, compaction and branch summaries,
 session summaries and Prime's child usage, on abandoned branches too.
 
 Days, ISO weeks and months are taken from each record's instant in --tz
-(default: the local zone, honouring TZ); --since and --until are inclusive
-days in that zone (YYYY-MM-DD or YYYYMMDD).
+(an IANA name such as Europe/Paris; default: the local zone, honouring TZ);
+--since and --until are inclusive days in that zone (YYYY-MM-DD or
+YYYYMMDD). A TZ that cannot be loaded (a POSIX rule such as
+EST5EDT,M3.2.0,M11.1.0, an unknown name) is a usage error rather than UTC
+in disguise: give --tz Area/City. The JSON report.timezone is the zone's
+IANA name (null when the local zone's name is unknown).
 
 Cost: --cost auto (default) uses the recorded cost when present and non-zero
 for non-zero tokens, else the price table; recorded and calculate use only
@@ -97,11 +104,13 @@ the full cwd, exact); --model TEXT (case-insensitive substring of the model
 or provider/model: "sonnet", "openai/").
 
 Output: an aligned table with a totals row; --md a Markdown table; --csv one
-line per row (per row and model with --breakdown); --json the shape of
-ccusage's JSON (daily / weekly / monthly / sessions arrays with inputTokens,
-outputTokens, cacheCreationTokens, cacheReadTokens, totalTokens, totalCost,
-modelsUsed, modelBreakdowns, and totals) plus our fields. --breakdown adds a
-line per model under each row.
+line per row (per row and model with --breakdown); --json one indented JSON
+document (not JSON Lines, unlike --json of validate, export and query) in
+the shape of ccusage's JSON (daily / weekly / monthly / sessions arrays with
+inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens,
+totalTokens, totalCost, modelsUsed, modelBreakdowns, and totals) plus our
+fields ("report", "unpriced", record counts). --breakdown adds a line per
+model under each row.
 
 Exit status: 0 on success, 1 when some files could not be read (not a
 session, unknown version, unreadable; the report still covers the others) or
@@ -112,6 +121,9 @@ the report failed, 2 on usage errors.`,
 		},
 	}
 	f := cmd.PersistentFlags()
+	// report's --json is one document, not the JSON Lines of the global
+	// flag: the same option, described for report.
+	f.BoolVar(&g.JSON, "json", false, "one JSON document on stdout, in ccusage's shape (not JSON Lines)")
 	f.StringVar(&opts.DB, "db", "", "DuckDB database to refresh and report from (default: one in the user's cache directory)")
 	f.BoolVar(&opts.NoRefresh, "no-refresh", false, "report on the database as it is, without reading the session files")
 	f.StringVar(&opts.Since, "since", "", "first day, inclusive, in --tz (YYYY-MM-DD or YYYYMMDD)")
@@ -137,7 +149,7 @@ the report failed, 2 on usage errors.`,
 				if err != nil {
 					return err
 				}
-				return runReport(cmd, ios, opts, ro)
+				return runReport(cmd, ios, opts, ro, args)
 			},
 		})
 	}
@@ -185,11 +197,8 @@ func reportRunOptions(ios *IO, opts *reportOptions, kind report.Kind, args []str
 			return ro, usagef("--source %q: want pi, atomic, prime or custom", opts.Source)
 		}
 	}
-	ro.Location = time.Local
-	if opts.TZ != "" {
-		if ro.Location, err = time.LoadLocation(opts.TZ); err != nil {
-			return ro, usagef("--tz %q: %v", opts.TZ, err)
-		}
+	if ro.Zone, err = report.ResolveZone(opts.TZ); err != nil {
+		return ro, usageError{err}
 	}
 	if opts.Pricing != "" {
 		t, err := pricing.Load(opts.Pricing)
@@ -216,32 +225,7 @@ func reportRunOptions(ios *IO, opts *reportOptions, kind report.Kind, args []str
 	return ro, nil
 }
 
-// zoneName names the report's zone: the --tz value, else TZ, else "local".
-func zoneName(opts *reportOptions) string {
-	switch {
-	case opts.TZ != "":
-		return opts.TZ
-	case os.Getenv("TZ") != "":
-		return os.Getenv("TZ")
-	}
-	// The system zone's name, from the /etc/localtime link (…/zoneinfo/Europe/Paris).
-	if target, err := os.Readlink("/etc/localtime"); err == nil {
-		if _, name, ok := strings.Cut(target, "zoneinfo/"); ok && name != "" {
-			return name + " (local)"
-		}
-	}
-	_, offset := time.Now().Zone()
-	return fmt.Sprintf("local (UTC%+03d:%02d)", offset/3600, abs(offset%3600)/60)
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
-func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Options) error {
+func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Options, args []string) error {
 	pr := &phaseProgress{ios: ios, g: opts.globalOptions}
 	ro.Progress = pr
 	r, err := report.Run(cmd.Context(), ro)
@@ -249,7 +233,6 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 	if err != nil {
 		return err
 	}
-	r.Zone = zoneName(opts)
 	out := bufio.NewWriterSize(ios.Out, 64<<10)
 	switch {
 	case opts.JSON:
@@ -268,12 +251,17 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 		return err
 	}
 	sum := r.Ingest
-	if sum == nil {
-		return nil
-	}
-	if ios.ErrIsTerminal && !opts.JSON && !opts.Quiet && sum.Read > 0 {
+	if sum != nil && ios.ErrIsTerminal && !opts.JSON && !opts.Quiet && sum.Read > 0 {
 		fmt.Fprintf(ios.ErrOut, "Read %d of %d files (%s) into %s in %.1fs.\n", sum.Read, sum.Files,
 			humanBytes(sum.BytesRead), ro.DBPath, float64(sum.ElapsedMS)/1000)
+	}
+	if ro.Managed && len(args) > 0 && !opts.JSON && !opts.Quiet {
+		// Not the default database: say which it is and how to query it.
+		fmt.Fprintf(ios.ErrOut, "Report database for %s: %s\nQuery it: sessions-etl query 'SELECT * FROM daily_usage' %s\n",
+			strings.Join(quoteArgs(args), " "), ro.DBPath, strings.Join(quoteArgs(args), " "))
+	}
+	if sum == nil {
+		return nil
 	}
 	if sum.Rejected > 0 {
 		if !opts.Quiet {

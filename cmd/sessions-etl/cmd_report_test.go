@@ -124,12 +124,21 @@ func TestReportZeroSetup(t *testing.T) {
 	// A PATH: its own database.
 	dir := filepath.Join(reportCases, "c13-prime-child-usage")
 	code, out, errOut = runReportCLI(t, home, "report", "model", "--md", dir)
-	if code != ExitOK || errOut != "" || !strings.Contains(out, "| anthropic | claude-sonnet-4-5 | 3 |") {
+	if code != ExitOK || !strings.Contains(out, "| anthropic | claude-sonnet-4-5 | 3 |") {
 		t.Errorf("exit %d, stderr %q, out:\n%s", code, errOut, out)
 	}
 	dbs, _ := filepath.Glob(filepath.Join(cache, "sessions-etl", "sessions-*.duckdb"))
 	if len(dbs) != 1 {
-		t.Errorf("databases for PATH reports: %v, want one", dbs)
+		t.Fatalf("databases for PATH reports: %v, want one", dbs)
+	}
+	// Not the default database: stderr says which and how to query it.
+	if want := "Report database for " + dir + ": " + dbs[0] + "\nQuery it: sessions-etl query 'SELECT * FROM daily_usage' " + dir + "\n"; errOut != want {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+	for _, quiet := range []string{"--quiet", "--json"} {
+		if _, _, errOut := runReportCLI(t, home, "report", "model", quiet, dir); errOut != "" {
+			t.Errorf("stderr under %s: %q", quiet, errOut)
+		}
 	}
 	code, out, _ = runReportCLI(t, home, "report", "daily", "--json", "--tz", "UTC")
 	if r := decodeReport(t, out); code != ExitOK || r.Totals.InputTokens != 1900 {
@@ -194,5 +203,71 @@ func TestReportRejectedFiles(t *testing.T) {
 	code, out, errOut := runReportCLI(t, t.TempDir(), append([]string{"report", "provider"}, dirs...)...)
 	if code != ExitFailed || !strings.Contains(out, "anthropic") {
 		t.Errorf("exit %d, stderr %q, out:\n%s", code, errOut, out)
+	}
+}
+
+// TestReportTZ: a TZ Go cannot load is a usage error naming TZ (not days
+// silently in UTC under a header saying TZ); --tz overrides it; a loadable
+// TZ buckets days in that zone, and the JSON names it by its IANA name.
+func TestReportTZ(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(t.TempDir(), "cache"))
+	// Records at 23:59:20 UTC on 2026-07-02 and just after midnight UTC.
+	dir := filepath.Join("..", "..", "testdata", "export", "views", "home")
+	for _, tz := range []string{"EST5EDT,M3.2.0,M11.1.0", "Mars/Phobos"} {
+		t.Setenv("TZ", tz)
+		code, out, errOut := runReportCLI(t, t.TempDir(), "report", "daily", dir)
+		if code != ExitUsage || out != "" || !strings.Contains(errOut, `TZ="`+tz+`"`) || !strings.Contains(errOut, "--tz Area/City") {
+			t.Errorf("TZ=%s: exit %d, stdout %q, stderr %q; want exit 2 naming TZ and suggesting --tz", tz, code, out, errOut)
+		}
+		code, out, errOut = runReportCLI(t, t.TempDir(), "report", "daily", "--json", "--tz", "Asia/Tokyo", dir)
+		if code != ExitOK {
+			t.Errorf("TZ=%s --tz Asia/Tokyo: exit %d, %s", tz, code, errOut)
+		}
+	}
+	t.Setenv("TZ", "Asia/Tokyo")
+	code, out, errOut := runReportCLI(t, t.TempDir(), "report", "daily", "--json", dir)
+	if code != ExitOK {
+		t.Fatalf("TZ=Asia/Tokyo: exit %d, %s", code, errOut)
+	}
+	var r struct {
+		Daily []struct {
+			Date string `json:"date"`
+		} `json:"daily"`
+		Report struct {
+			Timezone *string `json:"timezone"`
+		} `json:"report"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Daily) != 1 || r.Daily[0].Date != "2026-07-03" || r.Report.Timezone == nil || *r.Report.Timezone != "Asia/Tokyo" {
+		t.Errorf("TZ=Asia/Tokyo: days %+v, timezone %v; want 2026-07-03 only, Asia/Tokyo", r.Daily, r.Report.Timezone)
+	}
+	// No TZ: the local zone, by its IANA name in JSON; the header may say (local).
+	if err := os.Unsetenv("TZ"); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ = runReportCLI(t, t.TempDir(), "report", "daily", "--json", dir)
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if tz := r.Report.Timezone; tz != nil {
+		if _, err := time.LoadLocation(*tz); err != nil || strings.Contains(*tz, "(") {
+			t.Errorf("local zone's JSON timezone %q is not an IANA name", *tz)
+		}
+	}
+}
+
+// TestReportJSONHelp: report's --json is described as one JSON document;
+// the global --json of the other commands stays JSON Lines.
+func TestReportJSONHelp(t *testing.T) {
+	for _, args := range [][]string{{"report", "--help"}, {"report", "daily", "--help"}} {
+		_, out, _ := runReportCLI(t, t.TempDir(), args...)
+		if !strings.Contains(out, "one JSON document on stdout, in ccusage's shape (not JSON Lines)") || strings.Contains(out, "(JSON Lines) on stdout") {
+			t.Errorf("%v: --json not described as one document:\n%s", args, out)
+		}
+	}
+	if _, out, _ := runReportCLI(t, t.TempDir(), "validate", "--help"); !strings.Contains(out, "machine-readable output (JSON Lines) on stdout") {
+		t.Errorf("validate --help lost the global --json description:\n%s", out)
 	}
 }

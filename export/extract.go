@@ -1,7 +1,6 @@
 package export
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -9,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/zeebo/xxh3"
@@ -699,87 +697,12 @@ func (x *extractor) text(t *ingest.Tape, n int, b *blockRow) {
 		return
 	}
 	if x.opts.noContent {
-		b.byteSize = someInt(int64(decodedLen(t, n)))
+		b.byteSize = someInt(int64(t.StrLen(n)))
 		return
 	}
 	s, _ := t.StrBytes(n)
 	b.byteSize = someInt(int64(len(s)))
 	b.text = someStr(validString(s))
-}
-
-// decodedLen is the length of the decoded string node n (Tape.StrLen)
-// without decoding it: the body's bytes, with each escape counted as the
-// bytes it decodes to, as ingest's unescape writes them (a lone surrogate
-// is U+FFFD).
-func decodedLen(t *ingest.Tape, n int) int {
-	raw := t.Raw(n)
-	return escapedLen(raw[1 : len(raw)-1])
-}
-
-// escapedLen is the decoded length of the JSON string body s (validated by
-// the scanner), escape by escape (see oneEscape).
-func escapedLen(s []byte) int {
-	n := 0
-	for i := 0; i < len(s); {
-		j := bytes.IndexByte(s[i:], '\\')
-		if j < 0 {
-			return n + len(s) - i
-		}
-		n += j
-		i += j
-		k, used := oneEscape(s[i:])
-		if used == 0 {
-			return n
-		}
-		n += k
-		i += used
-	}
-	return n
-}
-
-// oneEscape decodes the escape at the start of s as ingest's unescape
-// does: the decoded bytes and the bytes of s it takes (0 when s ends
-// inside it). A lone surrogate is U+FFFD.
-func oneEscape(s []byte) (decoded, used int) {
-	if len(s) < 2 {
-		return 0, 0
-	}
-	switch s[1] {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return 1, 2
-	case 'u':
-		if len(s) < 6 {
-			return 0, 0
-		}
-		r := hex4(s[2:6])
-		if utf16.IsSurrogate(r) {
-			if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
-				if d := utf16.DecodeRune(r, hex4(s[8:12])); d != utf8.RuneError {
-					return utf8.RuneLen(d), 12
-				}
-			}
-			r = utf8.RuneError
-		}
-		return utf8.RuneLen(r), 6
-	}
-	return 0, 2
-}
-
-// hex4 reads four hexadecimal digits (validated by the scanner).
-func hex4(b []byte) rune {
-	var v rune
-	for _, c := range b[:4] {
-		v <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			v |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			v |= rune(c-'a') + 10
-		case c >= 'A' && c <= 'F':
-			v |= rune(c-'A') + 10
-		}
-	}
-	return v
 }
 
 // base64Size is the decoded size in bytes of the base64 string node n

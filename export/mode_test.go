@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,35 +190,5 @@ func TestModeSwitchRebuilds(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), Options{Roots: rts, Mode: "lean", DuckDBPath: filepath.Join(t.TempDir(), "x.duckdb")}); err == nil {
 		t.Error("an unknown mode was accepted")
-	}
-}
-
-// TestEscapedLen: the size of a decoded string computed without decoding
-// it equals the length of the decoded string, for every kind of escape,
-// surrogate pairs, lone and reversed surrogates and invalid UTF-8.
-func TestEscapedLen(t *testing.T) {
-	pieces := []string{`a`, `é`, "\xff", `\n`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\t`, `\u0041`, `\u00e9`, `\u20ac`,
-		`\ud83d\ude00`, `\ud83d`, `\ude00`, `\ude00\ud83d`, `\ud83dx`, `\ud83d\u0041`, `\uDBFF\uDFFF`, `xyz`, ` `}
-	rng := rand.New(rand.NewPCG(1, 2))
-	var tape ingest.Tape
-	for i := 0; i < 5000; i++ {
-		var b strings.Builder
-		b.WriteByte('"')
-		for n := rng.IntN(12); n > 0; n-- {
-			b.WriteString(pieces[rng.IntN(len(pieces))])
-		}
-		b.WriteByte('"')
-		raw := []byte(b.String())
-		tape.Reset(raw)
-		root, _, perr := tape.Parse(0)
-		if perr != nil {
-			t.Fatalf("%s: %v", raw, perr)
-		}
-		if got, want := decodedLen(&tape, root), tape.StrLen(root); got != want {
-			t.Fatalf("%s: decodedLen %d, StrLen %d", raw, got, want)
-		}
-	}
-	if got := escapedLen([]byte(`ab\u00e9\ud83d\ude00\n`)); got != 2+2+4+1 {
-		t.Errorf("escapedLen = %d, want 9", got)
 	}
 }

@@ -302,6 +302,14 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 		"memory_limit": memLimit,
 	}
 	rowGroups := 0
+	if opts.Mode == ModeUsage {
+		// The report's database is a cache of a few narrow tables: stored
+		// uncompressed, its commit takes half the time (0.21 -> 0.12 s
+		// for a 1 GB home, about a tenth of a cold report) for a file
+		// three times larger (58 MB instead of 20), and reports read it
+		// as fast.
+		cfg["force_compression"] = "uncompressed"
+	}
 	if opts.Mode == ModeFull {
 		rowGroups = exportRowGroupRows
 		// Write each row group of a bulk append as soon as it is full,
@@ -498,8 +506,16 @@ func (r *run) load(ctx context.Context) (err error) {
 		readers[i] = &ingest.Reader{MaxDepth: 4}
 		extractors[i] = newExtractor(xopts)
 	}
+	// Files in flight per worker: the results wait in discovery order
+	// for the loader, so one large file holds the others back. Usage-mode
+	// results are a few narrow rows per file; a longer window keeps both
+	// workers busy behind a large one (about 4% of a cold report).
+	window := 2
+	if mode == ModeUsage {
+		window = 16
+	}
 	opts.Progress.Phase("reading")
-	err = pipeline.Ordered(ctx, opts.Workers, opts.Workers*2,
+	err = pipeline.Ordered(ctx, opts.Workers, opts.Workers*window,
 		func(ctx context.Context, yield func(item) error) error {
 			return ingest.Discover(ctx, opts.Roots, func(f ingest.File) error {
 				if k, ok := known[f.Path]; ok && k.status != string(validate.StatusUnreadable) &&

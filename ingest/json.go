@@ -46,7 +46,10 @@ type Node struct {
 	Next             int32 // next sibling or -1
 	Kind             Kind
 	Esc              bool // string value contains backslash escapes
-	KeyEsc           bool // key contains backslash escapes
+	// EscSaved is, for a string value, the bytes its escapes take beyond
+	// the bytes they decode to: the decoded length is End-Start-2-EscSaved.
+	EscSaved int
+	KeyEsc   bool // key contains backslash escapes
 }
 
 // SyntaxError reports why a byte range is not one complete JSON value.
@@ -148,12 +151,14 @@ const (
 
 // skipString returns the index just past the closing quote of the string
 // whose opening quote is at buf[i], whether it contains escapes, whether it
-// holds bytes >= 0x80 (then the caller checks UTF-8), or an error.
-func skipString(buf []byte, i int) (int, bool, bool, *SyntaxError) {
+// holds bytes >= 0x80 (then the caller checks UTF-8), or an error. saved is
+// the number of bytes its escapes take beyond what they decode to (as
+// unescape writes them), so that the decoded length is the body's length
+// minus saved.
+func skipString(buf []byte, i int) (end int, esc, high bool, saved int, err *SyntaxError) {
 	start := i
 	i++
 	n := len(buf)
-	esc := false
 	var acc uint64 // OR of the bytes scanned: bit 7 of any byte set means non-ASCII
 	for {
 		// Eight bytes at a time: find the first '"', '\\' or byte < 0x20.
@@ -176,39 +181,76 @@ func skipString(buf []byte, i int) (int, bool, bool, *SyntaxError) {
 		}
 	special:
 		if i >= n {
-			return n, esc, false, &SyntaxError{Offset: start, Msg: "unterminated string", Incomplete: true}
+			return n, esc, false, 0, &SyntaxError{Offset: start, Msg: "unterminated string", Incomplete: true}
 		}
 		c := buf[i]
 		if c == '\\' { // the most frequent special in tool output
 			esc = true
 			if i+1 >= n {
-				return n, esc, false, &SyntaxError{Offset: i, Msg: "unterminated escape", Incomplete: true}
+				return n, esc, false, 0, &SyntaxError{Offset: i, Msg: "unterminated escape", Incomplete: true}
 			}
 			e := buf[i+1]
 			if simpleEscape[e] {
+				saved++
 				i += 2
 				continue
 			}
 			if e != 'u' {
-				return i, esc, false, &SyntaxError{Offset: i, Msg: fmt.Sprintf("invalid escape %q", e)}
+				return i, esc, false, 0, &SyntaxError{Offset: i, Msg: fmt.Sprintf("invalid escape %q", e)}
 			}
+			var r rune
 			for k := 0; k < 4; k++ {
 				j := i + 2 + k
 				if j >= n {
-					return n, esc, false, &SyntaxError{Offset: i, Msg: "unterminated \\u escape", Incomplete: true}
+					return n, esc, false, 0, &SyntaxError{Offset: i, Msg: "unterminated \\u escape", Incomplete: true}
 				}
 				if !isHex(buf[j]) {
-					return j, esc, false, &SyntaxError{Offset: j, Msg: "invalid \\u escape"}
+					return j, esc, false, 0, &SyntaxError{Offset: j, Msg: "invalid \\u escape"}
 				}
+				r = r<<4 | hexVal(buf[j])
+			}
+			switch {
+			case r < 0x80:
+				saved += 5
+			case r < 0x800:
+				saved += 4
+			case r >= 0xD800 && r < 0xDC00 && i+12 <= n && buf[i+6] == '\\' && buf[i+7] == 'u' && lowSurrogate(buf[i+8:i+12]):
+				// A pair: twelve bytes for one four-byte rune (the second
+				// escape's digits are checked here, as the loop would).
+				saved += 8
+				i += 6
+			default: // three bytes, lone surrogates included (U+FFFD)
+				saved += 3
 			}
 			i += 6
 			continue
 		}
 		if c == '"' {
-			return i + 1, esc, acc&hi8 != 0, nil
+			return i + 1, esc, acc&hi8 != 0, saved, nil
 		}
-		return i, esc, false, &SyntaxError{Offset: i, Msg: fmt.Sprintf("control character 0x%02x in string", c)}
+		return i, esc, false, 0, &SyntaxError{Offset: i, Msg: fmt.Sprintf("control character 0x%02x in string", c)}
 	}
+}
+
+// hexVal is the value of the hexadecimal digit c (checked by isHex).
+func hexVal(c byte) rune {
+	if c <= '9' {
+		return rune(c - '0')
+	}
+	return rune(c|0x20) - 'a' + 10
+}
+
+// lowSurrogate reports whether the four bytes b are the hexadecimal digits
+// of a low surrogate (DC00-DFFF).
+func lowSurrogate(b []byte) bool {
+	var r rune
+	for _, c := range b[:4] {
+		if !isHex(c) {
+			return false
+		}
+		r = r<<4 | hexVal(c)
+	}
+	return r >= 0xDC00 && r <= 0xDFFF
 }
 
 func isHex(c byte) bool {
@@ -315,7 +357,7 @@ func (t *Tape) Parse(start int) (root int, end int, err *SyntaxError) {
 		if buf[i] != '"' {
 			return i, &SyntaxError{Offset: i, Msg: "object key expected"}
 		}
-		ke, esc, high, e := skipString(buf, i)
+		ke, esc, high, _, e := skipString(buf, i)
 		if e != nil {
 			return ke, e
 		}
@@ -390,7 +432,7 @@ func (t *Tape) Parse(start int) (root int, end int, err *SyntaxError) {
 			}
 			continue
 		case c == '"':
-			e, esc, high, err := skipString(buf, i)
+			e, esc, high, saved, err := skipString(buf, i)
 			if err != nil {
 				return fail(err)
 			}
@@ -400,6 +442,7 @@ func (t *Tape) Parse(start int) (root int, end int, err *SyntaxError) {
 			if record {
 				t.Nodes[idx].Kind = KindString
 				t.Nodes[idx].Esc = esc
+				t.Nodes[idx].EscSaved = saved
 				t.Nodes[idx].End = e
 			}
 			i = e
@@ -602,18 +645,15 @@ func (t *Tape) StrBytes(n int) ([]byte, bool) {
 	return t.tmp, true
 }
 
-// StrLen returns the length in bytes of the decoded string node n without
-// decoding it when it has no escapes.
+// StrLen returns the length in bytes of the decoded string node n (what
+// StrBytes returns) without decoding it: the scanner counted what its
+// escapes save (Node.EscSaved). 0 for a node that is not a string.
 func (t *Tape) StrLen(n int) int {
 	if n < 0 || t.Nodes[n].Kind != KindString {
 		return 0
 	}
 	nd := &t.Nodes[n]
-	if !nd.Esc {
-		return nd.End - nd.Start - 2
-	}
-	b, _ := t.StrBytes(n)
-	return len(b)
+	return nd.End - nd.Start - 2 - nd.EscSaved
 }
 
 // Float returns the value of number node n as a float64. ok is false when n

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -132,6 +133,9 @@ func FuzzTape(f *testing.F) {
 			}
 			if nd.Kind == KindString {
 				s, _ := tp.Str(i)
+				if got := tp.StrLen(i); got != len(s) {
+					t.Fatalf("node %d: StrLen %d, decoded %d bytes", i, got, len(s))
+				}
 				var want string
 				// Raw invalid UTF-8 is kept as is (byte fidelity); compare the rest.
 				if json.Unmarshal(b[nd.Start:nd.End], &want) == nil && utf8.ValidString(s) && s != want {
@@ -140,4 +144,46 @@ func FuzzTape(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestStrLen: the decoded length the scanner counts (Node.EscSaved) equals
+// the length of the decoded string, for every kind of escape, surrogate
+// pairs, lone and reversed surrogates, invalid UTF-8, in a root string and
+// in a member value.
+func TestStrLen(t *testing.T) {
+	pieces := []string{`a`, `é`, "\xff", `\n`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\t`, `\u0041`, `\u00e9`, `\u20ac`,
+		`\u07ff`, `\u0800`, `\u007f`, `\u0080`, `\uffff`, `\ud83d\ude00`, `\ud83d`, `\ude00`, `\ude00\ud83d`, `\ud83dx`,
+		`\ud83d\u0041`, `\uDBFF\uDFFF`, `\uD800\uDC00`, `\ud83d\ud83d\ude00`, `xyz`, ` `}
+	rng := rand.New(rand.NewPCG(1, 2))
+	tape := Tape{MaxDepth: 4}
+	for i := 0; i < 20000; i++ {
+		var b strings.Builder
+		for n := rng.IntN(12); n > 0; n-- {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		body := b.String()
+		for _, doc := range []string{`"` + body + `"`, `{"k":{"t":"` + body + `"}}`} {
+			tape.Reset([]byte(doc))
+			root, _, perr := tape.Parse(0)
+			if perr != nil {
+				t.Fatalf("%s: %v", doc, perr)
+			}
+			n := root
+			if doc[0] == '{' {
+				n = tape.Path(root, "k", "t")
+			}
+			dec, ok := tape.StrBytes(n)
+			if !ok {
+				t.Fatalf("%s: not a string", doc)
+			}
+			if got := tape.StrLen(n); got != len(dec) {
+				t.Fatalf("%s: StrLen %d, decoded %d bytes %q", doc, got, len(dec), dec)
+			}
+		}
+	}
+	tape.Reset([]byte(`"ab\u00e9\ud83d\ude00\n"`))
+	root, _, _ := tape.Parse(0)
+	if got := tape.StrLen(root); got != 2+2+4+1 {
+		t.Errorf("StrLen = %d, want 9", got)
+	}
 }

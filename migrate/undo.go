@@ -31,6 +31,9 @@ type UndoResult struct {
 	Path   string `json:"path"`
 	Result string `json:"result"`
 	Detail string `json:"detail,omitempty"`
+	// Backup is the run's copy of the original, named when the original
+	// was not put back (changed_since, failed) and a backup was taken.
+	Backup string `json:"backup,omitempty"`
 }
 
 // UndoOptions configures [Undo].
@@ -51,8 +54,9 @@ var ErrWrongRun = errors.New("not a run of this command")
 // a rewritten file whose current SHA-256 still equals the journal's "after"
 // hash is restored from its backup with the original mode and mtime; a
 // moved file is moved back when nothing took its old place; a created file
-// is removed when unchanged. Files that changed since are reported and left
-// alone. emit receives one result per journal entry.
+// is removed when unchanged (already gone: already_original, so undo can be
+// run again). Files that changed since are reported and left alone. emit
+// receives one result per journal entry.
 func Undo(ctx context.Context, runDir string, opts UndoOptions, emit func(UndoResult) error) error {
 	if opts.Lock == (LockConfig{}) {
 		opts.Lock = DefaultLockConfig
@@ -85,19 +89,34 @@ func Undo(ctx context.Context, runDir string, opts UndoOptions, emit func(UndoRe
 	return nil
 }
 
+// withBackup names the run's backup of e's original in r, when one was
+// taken (rewrites and updates without --no-backup).
+func withBackup(r UndoResult, runDir string, e JournalEntry) UndoResult {
+	if e.Backup != "" {
+		r.Backup = filepath.Join(runDir, e.Backup)
+	}
+	return r
+}
+
 func undoOne(ctx context.Context, runDir string, e JournalEntry, opts UndoOptions) UndoResult {
 	r := UndoResult{Op: e.Op, Path: e.Path}
 	fail := func(err error) UndoResult {
 		r.Result, r.Detail = UndoFailed, err.Error()
-		return r
+		return withBackup(r, runDir, e)
 	}
 	if _, err := os.Lstat(e.Path); errors.Is(err, fs.ErrNotExist) {
 		if e.Op == OpMove && fileExists(e.From) {
 			r.Result, r.Detail = UndoAlready, "already at "+e.From
 			return r
 		}
+		if e.Op == OpCreate {
+			// The run created it: gone is how it was before the run (an
+			// earlier undo, or the user, removed it).
+			r.Result, r.Detail = UndoAlready, "already removed"
+			return r
+		}
 		r.Result, r.Detail = UndoChanged, "the file no longer exists"
-		return r
+		return withBackup(r, runDir, e)
 	}
 	own, err := LockOwn(ctx, opts.StateDir, e.Path, opts.LockWait, opts.Lock.Poll)
 	if err != nil {
@@ -156,8 +175,11 @@ func undoOne(ctx context.Context, runDir string, e JournalEntry, opts UndoOption
 		return r
 	case e.SHA256After:
 	default:
-		r.Result, r.Detail = UndoChanged, "the file changed after the run; left as it is (the original is in the run's backup/ directory)"
-		return r
+		r.Result, r.Detail = UndoChanged, "the file changed after the run; left as it is"
+		if e.Backup != "" {
+			r.Detail += " (the original is in the run's backup/ directory)"
+		}
+		return withBackup(r, runDir, e)
 	}
 	if e.Backup == "" {
 		return fail(errors.New("no backup was taken (--no-backup)"))

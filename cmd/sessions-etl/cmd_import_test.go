@@ -103,6 +103,29 @@ func TestImportCommand(t *testing.T) {
 	if _, err := os.Stat(target); !os.IsNotExist(err) {
 		t.Errorf("undo left %s", target)
 	}
+	// Undo again: the created file is already gone, nothing to report.
+	for _, args := range [][]string{{}, {"--json"}} {
+		code, out, _ = runImportCLI(t, home, append([]string{"import", "--undo", sum.Summary.RunID}, args...)...)
+		if code != ExitOK || !strings.Contains(out, "already_original") || strings.Contains(out, "changed_since") || strings.Contains(out, "backup/") {
+			t.Errorf("second undo %v: exit %d\n%s", args, code, out)
+		}
+	}
+
+	// A created file changed since the run stays (exit 1 in both formats);
+	// it has no backup, so none is promised.
+	code, out, _ = runImportCLI(t, home, "import", "--json")
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); code != ExitOK || err != nil {
+		t.Fatalf("import again: exit %d\n%s", code, out)
+	}
+	b, _ := os.ReadFile(target)
+	os.WriteFile(target, append(b, e2...), 0o600)
+	for _, args := range [][]string{{}, {"--json"}} {
+		code, out, _ = runImportCLI(t, home, append([]string{"import", "--undo", sum.Summary.RunID}, args...)...)
+		if code != ExitFailed || !strings.Contains(out, "changed_since") || strings.Contains(out, "backup") {
+			t.Errorf("undo %v of a changed copy: exit %d, want 1\n%s", args, code, out)
+		}
+	}
 
 	if code, _, _ := runImportCLI(t, home, "import", "--undo", "x", "extra"); code != ExitUsage {
 		t.Errorf("--undo with SOURCE: exit %d, want %d", code, ExitUsage)

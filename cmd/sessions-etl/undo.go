@@ -20,7 +20,7 @@ func printUndo(ios *IO, asJSON, verbose bool, dir string, undo func(emit func(mi
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	counts := map[string]int{}
-	problems, dirs := 0, 0
+	problems, backups, dirs := 0, 0, 0
 	err := undo(func(r migrate.UndoResult) error {
 		if r.Op == importer.OpMkdir {
 			dirs++
@@ -29,6 +29,9 @@ func printUndo(ios *IO, asJSON, verbose bool, dir string, undo func(emit func(mi
 		}
 		if r.Result == migrate.UndoFailed || r.Result == migrate.UndoChanged {
 			problems++
+			if r.Backup != "" {
+				backups++
+			}
 		}
 		if asJSON {
 			return enc.Encode(r)
@@ -50,7 +53,13 @@ func printUndo(ios *IO, asJSON, verbose bool, dir string, undo func(emit func(mi
 		return err
 	}
 	if asJSON {
-		return enc.Encode(map[string]any{"summary": map[string]any{"run_dir": dir, "by_result": counts, "directories_removed": dirs}})
+		if err := enc.Encode(map[string]any{"summary": map[string]any{"run_dir": dir, "by_result": counts, "directories_removed": dirs}}); err != nil {
+			return err
+		}
+		if problems > 0 {
+			return errFailed // the same exit status as the human output
+		}
+		return nil
 	}
 	var parts []string
 	for _, k := range []string{migrate.UndoRestored, migrate.UndoRemoved, migrate.UndoAlready, migrate.UndoChanged, migrate.UndoFailed} {
@@ -66,7 +75,16 @@ func printUndo(ios *IO, asJSON, verbose bool, dir string, undo func(emit func(mi
 	}
 	fmt.Fprintf(out, "\nUndo of %s: %s\n", dir, strings.Join(parts, ", "))
 	if problems > 0 {
-		fmt.Fprintf(out, "%s not restored (see above): they changed after the run; their originals stay in %s/backup/.\n", plural(problems, "file was", "files were"), dir)
+		fmt.Fprintf(out, "%s not restored (see above)", plural(problems, "file was", "files were"))
+		switch {
+		case backups == 1 && problems == 1:
+			fmt.Fprintf(out, "; its original stays in %s/backup/", dir)
+		case backups == problems:
+			fmt.Fprintf(out, "; their originals stay in %s/backup/", dir)
+		case backups > 0:
+			fmt.Fprintf(out, "; the originals of %d of them stay in %s/backup/", backups, dir)
+		}
+		fmt.Fprintln(out, ".")
 		return errFailed
 	}
 	return nil

@@ -143,4 +143,22 @@ func TestMigrateCommand(t *testing.T) {
 	if code, _, _ := runCLI(t, home, "migrate", "--undo", "no-such-run"); code != ExitUsage {
 		t.Errorf("undo of an unknown run: exit %d", code)
 	}
+
+	// A file changed after the run is not restored: exit 1 in both
+	// formats, and the human output says where its original is.
+	_, out, _ = runCLI(t, home, "migrate", "--json", dir)
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	json.Unmarshal([]byte(lines[len(lines)-1]), &sum)
+	p := filepath.Join(dir, "c06-v2-hook-message.jsonl")
+	b, _ = os.ReadFile(p)
+	os.WriteFile(p, append(b, '\n'), 0o600)
+	for _, args := range [][]string{{"--json"}, {}} {
+		code, out, _ := runCLI(t, home, append([]string{"migrate", "--undo", sum.Summary.RunID}, args...)...)
+		if code != ExitFailed || !strings.Contains(out, "changed_since") {
+			t.Errorf("undo %v of a changed file: exit %d, want 1\n%s", args, code, out)
+		}
+		if len(args) == 0 && !strings.Contains(out, "its original stays in") {
+			t.Errorf("undo of a changed file does not name the backup:\n%s", out)
+		}
+	}
 }

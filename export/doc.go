@@ -24,7 +24,9 @@
 //     id_in_file_name).
 //   - entries: entry_index (position among the file's entries; unique per
 //     file, also for v1 entries without id) and copy_key (the identity
-//     fork_copy_of is computed from).
+//     fork_copy_of is computed from: entry id and timestamp, or for a v1
+//     entry — no id, or a derived one, see Counted once — its members
+//     other than id, parentId and firstKeptEntryIndex/Id).
 //   - content_blocks: entry_index joins entries. byte_size is the UTF-8 size
 //     of text and thinking, the size of arguments_json for tool calls, and
 //     the decoded size of an image's base64 data (c08: 3 145 728 bytes).
@@ -83,13 +85,18 @@
 // or unparseable last), then session id, then path; rows of a file by
 // entry_index. A billed record is identified by its entry id and entry
 // timestamp (copy_key_a); a v1 record, which has no id, by its kind, entry
-// timestamp, message timestamp and tokens (copy_key_b). A usage row with
-// an entry id is a copy when an earlier row has its copy_key_a, or an
-// earlier row without an entry id has its copy_key_b (a v1 original of a
-// migrated or imported copy, which has ids); rows with ids are never
-// matched with each other by copy_key_b, so distinct entries with equal
-// timestamps and tokens all count. A row without an entry id is a copy
-// when any earlier row has its copy_key_b. A copy has counted = false and
+// timestamp, message timestamp and tokens (copy_key_b). A record whose id
+// is the one migration derives for a v1 entry of its session (or of its
+// parent session: a fork of a migrated session copies its ids), at its
+// position (migrate.IsDerivedEntryID), is a v1 record too: migrating a v1
+// session and a fork of it gives their shared records different ids, so
+// the ids identify nothing (such rows have no copy_key_a). A usage row with
+// copy_key_a is a copy when an earlier row has its copy_key_a, or an
+// earlier v1 row has its copy_key_b (a v1 original of an imported copy
+// that has ids of its own); rows with copy_key_a are never matched with
+// each other by copy_key_b, so distinct entries with equal timestamps and
+// tokens all count. A v1 row is a copy when any earlier row has its
+// copy_key_b. A copy has counted = false and
 // duplicate_of_session_id = the session of the earliest row that makes it
 // one (queries/export.sql derive_counted).
 // entries.fork_copy_of names the first session holding the same entry

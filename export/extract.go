@@ -13,6 +13,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/migrate"
 	"github.com/sessions-etl/sessions-etl/pricing"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
@@ -97,7 +98,8 @@ type extractor struct {
 	exportIssues []issueRow
 	scratch      []byte
 	keyBuf       []byte
-	noIDKey      noIDKey // ModeUsage: the current entry's copy-key fields when it has no id
+	v1Key        v1Key // ModeUsage: the current v1 entry, until its copy key is needed
+	v1Hash       *xxh3.Hasher
 }
 
 func newExtractor(opts *extractOptions) *extractor {
@@ -313,12 +315,16 @@ func (x *extractor) entry(r *ingest.Record) {
 	}
 	e.timestamp = instant
 
-	if e.entryID.ok {
+	// A v1 entry (no id, or the id migration derived for it) is known by
+	// its content; any other by its id and timestamp (SPEC.md §4).
+	e.v1 = !e.entryID.ok || x.derivedID(e.entryID.v, r.Seq)
+	switch {
+	case !e.v1:
 		e.copyKey = x.keyA(e.entryID.v, tsRaw)
-	} else if full {
-		e.copyKey = x.keyNoID(typ.v, tsRaw, msgTSRaw, r.Raw)
-	} else {
-		x.noIDKey = noIDKey{typ.v, tsRaw, msgTSRaw, r.Raw, false} // hashed only if the entry has tool rows
+	case full:
+		e.copyKey = x.keyV1(t, root)
+	default:
+		x.v1Key = v1Key{t, root, false} // hashed only if the entry has tool rows
 	}
 	if x.opts.withRaw {
 		e.raw = someStr(validString(r.Raw))
@@ -550,7 +556,7 @@ func (x *extractor) usage(t *ingest.Tape, u int, kind string, r *ingest.Record, 
 		}
 	}
 	row.cost, row.costSource = costOf(x.opts.costMode, &row)
-	if e.entryID.ok {
+	if !e.v1 {
 		row.copyKeyA = someInt(e.copyKey)
 	}
 	row.copyKeyB = x.keyB(kind, tsRaw, msgTSRaw, row.input, row.output, row.cacheRead, row.cacheWrite)
@@ -670,22 +676,21 @@ func (x *extractor) addBlock(b *blockRow, e *entryRow) {
 	if !isCall && !isResult {
 		return
 	}
-	if !e.entryID.ok && !x.noIDKey.done {
-		k := &x.noIDKey
-		e.copyKey = x.keyNoID(k.typ, k.ts, k.msgTS, k.raw)
-		k.done = true
+	if e.v1 && !x.v1Key.done {
+		e.copyKey = x.keyV1(x.v1Key.t, x.v1Key.root)
+		x.v1Key.done = true
 	}
 	out.tools = append(out.tools, toolRow{entryIndex: e.entryIndex, blockIndex: b.blockIndex, timestamp: e.timestamp,
 		isCall: isCall, isResult: isResult, toolCallID: b.toolCallID, toolName: b.toolName, provider: e.provider,
 		model: e.model, byteSize: b.byteSize, isError: b.isError, copyKey: e.copyKey})
 }
 
-// noIDKey holds what the copy key of an entry without id is made of, so
-// that ModeUsage hashes the record only when the entry has tool rows.
-type noIDKey struct {
-	typ            string
-	ts, msgTS, raw []byte
-	done           bool
+// v1Key is the record a v1 entry's copy key is made of (keyV1), so that
+// ModeUsage hashes it only when the entry has tool rows.
+type v1Key struct {
+	t    *ingest.Tape
+	root int
+	done bool
 }
 
 var blockTypes = map[string]string{"text": "text", "thinking": "thinking", "image": "image", "toolCall": "toolCall"}
@@ -729,13 +734,45 @@ func (x *extractor) keyA(id string, ts []byte) int64 {
 	return x.hash(b)
 }
 
-func (x *extractor) keyNoID(typ string, ts, msgTS, raw []byte) int64 {
-	b := x.scratchKey('N')
-	b = appendField(b, []byte(typ))
-	b = appendField(b, ts)
-	b = appendField(b, msgTS)
-	b = binary.LittleEndian.AppendUint64(b, xxh3.Hash(raw))
+// keyV1 is the copy key of a v1 entry: a hash of its members other than
+// those migration adds or rewrites (id, parentId, firstKeptEntryIndex →
+// firstKeptEntryId), raw, in order, so that the entry, a fork's verbatim
+// copy of it and the migrated forms of both share it (SPEC.md §2.1, §4).
+// (Migration's other entry edit, message.role hookMessage → custom, is not
+// undone: such entries carry neither usage nor tool calls.)
+func (x *extractor) keyV1(t *ingest.Tape, root int) int64 {
+	if x.v1Hash == nil {
+		x.v1Hash = xxh3.New()
+	}
+	h := x.v1Hash
+	h.Reset()
+	buf := t.Buf()
+	var n [binary.MaxVarintLen64]byte
+	t.Children(root, func(c int) bool {
+		nd := &t.Nodes[c]
+		key := buf[nd.KeyStart:nd.KeyEnd]
+		switch string(key) {
+		case "id", "parentId", "firstKeptEntryIndex", "firstKeptEntryId":
+			return true
+		}
+		h.Write(binary.AppendUvarint(n[:0], uint64(len(key))))
+		h.Write(key)
+		val := t.Raw(c)
+		h.Write(binary.AppendUvarint(n[:0], uint64(len(val))))
+		h.Write(val)
+		return true
+	})
+	b := x.scratchKey('V')
+	b = binary.LittleEndian.AppendUint64(b, h.Sum64())
 	return x.hash(b)
+}
+
+// derivedID reports whether id, the id of the entry at record position seq,
+// is one migration derived for a v1 entry of this session or of its parent
+// (a fork of a migrated session copies its ids): migrate.IsDerivedEntryID.
+func (x *extractor) derivedID(id string, seq int) bool {
+	return migrate.IsDerivedEntryID(id, x.sessionID, seq) ||
+		x.hdr.parentID.ok && migrate.IsDerivedEntryID(id, x.hdr.parentID.v, seq)
 }
 
 func (x *extractor) keyB(kind string, ts, msgTS []byte, in, out, cr, cw int64) int64 {

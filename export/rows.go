@@ -118,6 +118,7 @@ type entryRow struct {
 	thinkingLevel   optStr
 	onActiveBranch  bool
 	copyKey         int64
+	v1              bool // a v1 entry: no id, or one migration derived (keyV1, no copy_key_a)
 	raw             optStr
 }
 

@@ -14,8 +14,9 @@ import (
 // is rebuilt from the session files. It also changes when the rules that
 // fill the tables do, so that old rows are made again: 2 counts distinct
 // entries with equal timestamps and tokens apart and leaves session_summary
-// usage without a model.
-const SchemaVersion = 2
+// usage without a model; 3 identifies entries with migration-derived ids as
+// v1 entries (a migrated v1 fork's copies count once).
+const SchemaVersion = 3
 
 // SchemaVersionKey is the Parquet key-value metadata key (and Arrow schema
 // metadata key) holding SchemaVersion.
@@ -201,7 +202,7 @@ var UsageTable = newTable(TableUsage, "file_id, entry_index",
 	col("cost_source", tString, notNull, "recorded, calculated or unpriced"),
 	col("counted", tBool, notNull, "false for a copy of a record counted in an older session (SPEC.md §4)"),
 	col("duplicate_of_session_id", tString, null, "for copies: the session the record is counted in"),
-	col("copy_key_a", tBigint, null, "64-bit hash of (entry id, entry timestamp); null without an entry id"),
+	col("copy_key_a", tBigint, null, "64-bit hash of (entry id, entry timestamp); null for a v1 record: no entry id, or the id migration derived for it"),
 	col("copy_key_b", tBigint, notNull, "64-bit hash of (kind, entry timestamp, message timestamp, input, output, cache_read, cache_write)"),
 )
 

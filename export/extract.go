@@ -476,7 +476,7 @@ func (x *extractor) checkChild(t *ingest.Tape, root, line int, child tokens4) {
 
 func quietTok(t *ingest.Tape, obj int, key string) int64 {
 	v, ok := t.Int(t.Get(obj, key))
-	if !ok || v < 0 {
+	if !ok || v < 0 || v > MaxTokens {
 		return 0
 	}
 	return v
@@ -494,8 +494,19 @@ func (x *extractor) tok(t *ingest.Tape, obj int, key string, line int) int64 {
 		x.issuef(line, CodeBadUsage, "usage.%s is %s, not a non-negative integer: counted as 0", key, clip(t.Raw(n)))
 		return 0
 	}
+	if v > MaxTokens {
+		x.issuef(line, CodeBadUsage, "usage.%s is %s, more than %d tokens in one record: counted as 0", key, clip(t.Raw(n)), int64(MaxTokens))
+		return 0
+	}
 	return v
 }
+
+// MaxTokens is the largest token count one usage field may hold (2⁴⁰,
+// about 1.1 × 10¹²; the largest context windows hold some 10⁷ tokens).
+// A larger count is no real count: it is a bad_usage issue and counts as 0
+// like a negative one (SPEC.md §4), so that sums of records can never
+// overflow 64 bits.
+const MaxTokens = 1 << 40
 
 // cost reads a recorded cost component: absent or null is NULL; a value
 // that is not a finite non-negative number is NULL and a bad_usage issue.
@@ -530,10 +541,10 @@ func (x *extractor) usage(t *ingest.Tape, u int, kind string, r *ingest.Record, 
 	row.cacheWrite = x.tok(t, u, "cacheWrite", line)
 	row.totalTokens = row.input + row.output + row.cacheRead + row.cacheWrite
 	if n := t.Get(u, "totalTokens"); n >= 0 && t.Kind(n) != ingest.KindNull {
-		if v, ok := t.Int(n); ok && v >= 0 {
+		if v, ok := t.Int(n); ok && v >= 0 && v <= MaxTokens {
 			row.totalTokens = v
 		} else {
-			x.issuef(line, CodeBadUsage, "usage.totalTokens is %s, not a non-negative integer: the sum of the counts is used", clip(t.Raw(n)))
+			x.issuef(line, CodeBadUsage, "usage.totalTokens is %s, not a non-negative integer of at most 2^40: the sum of the counts is used", clip(t.Raw(n)))
 		}
 	}
 	if c := t.Get(u, "cost"); t.Kind(c) == ingest.KindObject {

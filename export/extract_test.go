@@ -39,7 +39,7 @@ func TestBadUsageValues(t *testing.T) {
 		"2|warning|bad_usage|usage.cost.total is -1, not a non-negative number: ignored",
 		"2|warning|bad_usage|usage.input is -5, not a non-negative integer: counted as 0",
 		`2|warning|bad_usage|usage.output is "20", not a non-negative integer: counted as 0`,
-		`2|warning|bad_usage|usage.totalTokens is "x", not a non-negative integer: the sum of the counts is used`,
+		`2|warning|bad_usage|usage.totalTokens is "x", not a non-negative integer of at most 2^40: the sum of the counts is used`,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("issues (-want +got):\n%s", d)
@@ -48,6 +48,28 @@ func TestBadUsageValues(t *testing.T) {
 	queryOne(t, db, "SELECT issue_count FROM files", &n)
 	if n != 5 {
 		t.Errorf("files.issue_count = %d, want 5", n)
+	}
+}
+
+// TestHugeTokenCounts: counts no record can have (above MaxTokens) are
+// bad_usage issues and count as 0, so that no sum overflows (a tester saw
+// total_tokens = -2 from two counts of 2^63-1).
+func TestHugeTokenCounts(t *testing.T) {
+	db, _ := exportFiles(t, map[string]string{"s.jsonl": hdr3 + "\n" +
+		`{"type":"message","id":"b1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"assistant","content":[],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":9223372036854775807,"output":9223372036854775807,"cacheRead":1099511627776,"cacheWrite":1099511627777,"totalTokens":9223372036854775807},"timestamp":1767225601000}}` + "\n"}, nil)
+	got := queryStrings(t, db, "SELECT input, output, cache_read, cache_write, total_tokens FROM usage")
+	if d := cmp.Diff([]string{"0|0|1099511627776|0|1099511627776"}, got); d != "" {
+		t.Errorf("usage (-want +got):\n%s", d)
+	}
+	got = queryStrings(t, db, "SELECT code, message FROM ingest_issues WHERE code = 'bad_usage' ORDER BY message")
+	want := []string{
+		"bad_usage|usage.cacheWrite is 1099511627777, more than 1099511627776 tokens in one record: counted as 0",
+		"bad_usage|usage.input is 9223372036854775807, more than 1099511627776 tokens in one record: counted as 0",
+		"bad_usage|usage.output is 9223372036854775807, more than 1099511627776 tokens in one record: counted as 0",
+		"bad_usage|usage.totalTokens is 9223372036854775807, not a non-negative integer of at most 2^40: the sum of the counts is used",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("issues (-want +got):\n%s", d)
 	}
 }
 

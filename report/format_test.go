@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -70,5 +71,32 @@ func TestFemto(t *testing.T) {
 		if _, err := parseFemto(bad); err == nil {
 			t.Errorf("parseFemto(%q) accepted", bad)
 		}
+	}
+}
+
+// TestCellsStayOnTheirRow: a newline or tab in a cell (a cwd, a session
+// name) is shown escaped in the table and Markdown outputs, so every row
+// is one line; a pipe is escaped in Markdown.
+func TestCellsStayOnTheirRow(t *testing.T) {
+	g := grid{cols: []column{{"Project", false}, {"Records", true}},
+		rows:   [][]string{{"a\nb|c", "1"}, {"tab\there", "2"}},
+		totals: []string{"Total", "3"}}
+	var table, md strings.Builder
+	g.table(&table)
+	g.markdown(&md)
+	wantTable := "Project    Records\n──────────────────\n" + `a\nb|c` + "           1\n" + `tab\there` + "        2\n──────────────────\nTotal            3\n"
+	if table.String() != wantTable {
+		t.Errorf("table:\n%q\nwant\n%q", table.String(), wantTable)
+	}
+	for i, l := range strings.Split(strings.TrimSuffix(md.String(), "\n"), "\n") {
+		if !strings.HasPrefix(l, "|") || !strings.HasSuffix(l, "|") {
+			t.Errorf("markdown line %d is not a table row: %q", i, l)
+		}
+	}
+	if !strings.Contains(md.String(), `| a\nb\|c | 1 |`) {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+	if g.rows[0][0] != "a\nb|c" {
+		t.Errorf("rendering changed the grid: %q", g.rows[0][0])
 	}
 }

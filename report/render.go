@@ -4,9 +4,11 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/sessions-etl/sessions-etl/pricing"
@@ -377,7 +379,14 @@ func (g *grid) table(b *strings.Builder) {
 	if g.totals != nil {
 		all = append(all, g.totals)
 	}
-	for _, row := range all {
+	for r, row := range all {
+		if slices.ContainsFunc(row, hasControl) {
+			row = slices.Clone(row)
+			for i := range row {
+				row[i] = oneLine(row[i])
+			}
+			all[r] = row
+		}
 		for i, c := range row {
 			width[i] = max(width[i], utf8.RuneCountInString(c))
 		}
@@ -406,15 +415,35 @@ func (g *grid) table(b *strings.Builder) {
 		b.WriteString(strings.Repeat("─", total+2*(len(width)-1)))
 		b.WriteByte('\n')
 	}
-	line(titleCells(g.cols))
+	line(all[0])
 	rule()
-	for _, row := range g.rows {
+	for _, row := range all[1 : 1+len(g.rows)] {
 		line(row)
 	}
 	if g.totals != nil {
 		rule()
-		line(g.totals)
+		line(all[len(all)-1])
 	}
+}
+
+func hasControl(s string) bool { return strings.ContainsFunc(s, unicode.IsControl) }
+
+// oneLine shows the control characters of s (a newline in a cwd, a
+// session name) as Go escapes, so that a cell stays on its row.
+func oneLine(s string) string {
+	if !hasControl(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func titleCells(cols []column) []string {
@@ -427,7 +456,7 @@ func titleCells(cols []column) []string {
 
 // markdown writes a pipe table; the totals row is bold.
 func (g *grid) markdown(b *strings.Builder) {
-	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	esc := func(s string) string { return strings.ReplaceAll(oneLine(s), "|", `\|`) }
 	b.WriteString("|")
 	for _, c := range g.cols {
 		b.WriteString(" " + esc(c.title) + " |")

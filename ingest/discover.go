@@ -27,11 +27,6 @@ type Root struct {
 	Path      string // a directory or a single file
 	Recursive bool   // descend into subdirectories
 	Source    string // source label for files found here; "" derives it from each file's path
-	// OtherFiles marks a directory that also holds other JSONL files of the
-	// agent (pi's agent directory: ~/.pi/agent/*.jsonl): a file there whose
-	// first record is a JSON object that is not a session header is
-	// passed over with a note (code not_a_session_file), not validated.
-	OtherFiles bool
 	// Skip lists directories never entered below this root: this tool's
 	// state directory, whose run directories hold backups of session files
 	// (SPEC.md §1.1: skip this tool's temporary files and backups).
@@ -68,7 +63,7 @@ const TempPrefix = ".sessions-etl-"
 func DefaultRoots(home string) []Root {
 	cand := []Root{
 		{Path: filepath.Join(home, ".pi", "agent", "sessions"), Recursive: true, Source: SourcePi},
-		{Path: filepath.Join(home, ".pi", "agent"), Recursive: false, Source: SourcePi, OtherFiles: true},
+		{Path: filepath.Join(home, ".pi", "agent"), Recursive: false, Source: SourcePi},
 		{Path: filepath.Join(home, ".atomic", "agent", "sessions"), Recursive: true, Source: SourceAtomic},
 		{Path: filepath.Join(home, ".prime", "agent", "sessions"), Recursive: true, Source: SourcePrime},
 	}
@@ -227,11 +222,24 @@ func (visitFirst) Issue(Issue)              {}
 var errFirstSeen = errors.New("first record seen")
 
 // CodeNotASessionFile notes a file of another kind in a directory that
-// holds session files among others (Root.OtherFiles).
+// holds session files among others (pi's agent directory, see inPiAgentDir).
 const CodeNotASessionFile = "not_a_session_file"
 
+// inPiAgentDir reports whether path is directly inside pi's agent
+// directory (a directory "agent" whose parent is ".pi": the legacy flat
+// location of SPEC.md §1.1), which also holds other JSONL files of the
+// agent, such as its prompt history. Discovery passes over such a file
+// when its first record is a JSON object that is not a session header
+// (code not_a_session_file), however the walk reached it: from the
+// default roots or from a directory named on the command line. A file
+// named on the command line itself is always validated.
+func inPiAgentDir(path string) bool {
+	dir := filepath.Dir(path)
+	return filepath.Base(dir) == "agent" && filepath.Base(filepath.Dir(dir)) == ".pi"
+}
+
 func (w *walker) file(r Root, path string, fi fs.FileInfo) error {
-	if r.OtherFiles && path != r.Path && notASession(path) {
+	if path != r.Path && inPiAgentDir(path) && notASession(path) {
 		w.report(path, w.source(r, path), CodeNotASessionFile, SeverityNote, "another kind of JSONL file (its first record is not a session header): not read")
 		return nil
 	}

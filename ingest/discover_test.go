@@ -143,3 +143,53 @@ func TestDiscoverSkipsStateDir(t *testing.T) {
 		t.Errorf("files = %v, want only s/a.jsonl", files)
 	}
 }
+
+// TestDiscoverPiAgentOtherFiles: a non-session JSONL file directly in pi's
+// agent directory is passed over with a note however the walk reaches it
+// (default roots or a directory given as PATH); only a file named as the
+// PATH itself is passed on to be validated.
+func TestDiscoverPiAgentOtherFiles(t *testing.T) {
+	home := t.TempDir()
+	agent := filepath.Join(home, ".pi", "agent")
+	hist := filepath.Join(agent, "prompt-history.jsonl")
+	writeFile(t, hist, `{"prompt":"hi","timestamp":1}`+"\n")
+	writeFile(t, filepath.Join(agent, "legacy.jsonl"), `{"type":"session","id":"x"}`+"\n")
+	writeFile(t, filepath.Join(agent, "sessions", "--p--", "h.jsonl"), `{"prompt":"hi"}`+"\n") // not in the agent dir itself
+	writeFile(t, filepath.Join(home, "other", "agent", "h.jsonl"), `{"prompt":"hi"}`+"\n")     // no .pi parent
+	for _, tc := range []struct {
+		name       string
+		roots      func() []Root
+		files      []string
+		passedOver []string
+	}{
+		{"default roots", func() []Root { return DefaultRoots(home) },
+			[]string{".pi/agent/sessions/--p--/h.jsonl", ".pi/agent/legacy.jsonl"}, []string{".pi/agent/prompt-history.jsonl"}},
+		{"home", func() []Root { r, _ := PathRoots([]string{home}); return r },
+			[]string{".pi/agent/legacy.jsonl", ".pi/agent/sessions/--p--/h.jsonl", "other/agent/h.jsonl"}, []string{".pi/agent/prompt-history.jsonl"}},
+		{".pi", func() []Root { r, _ := PathRoots([]string{filepath.Join(home, ".pi")}); return r },
+			[]string{".pi/agent/legacy.jsonl", ".pi/agent/sessions/--p--/h.jsonl"}, []string{".pi/agent/prompt-history.jsonl"}},
+		{".pi/agent", func() []Root { r, _ := PathRoots([]string{agent}); return r },
+			[]string{".pi/agent/legacy.jsonl", ".pi/agent/sessions/--p--/h.jsonl"}, []string{".pi/agent/prompt-history.jsonl"}},
+		{"the file itself", func() []Root { r, _ := PathRoots([]string{hist}); return r },
+			[]string{".pi/agent/prompt-history.jsonl"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files, issues := discover(t, tc.roots())
+			var got, over []string
+			for _, f := range files {
+				rel, _ := filepath.Rel(home, f.Path)
+				got = append(got, rel)
+			}
+			for _, is := range issues {
+				rel, _ := filepath.Rel(home, is.Path)
+				if is.Issue.Code != CodeNotASessionFile || is.Source != SourcePi {
+					t.Errorf("issue %+v", is)
+				}
+				over = append(over, rel)
+			}
+			if !slices.Equal(got, tc.files) || !slices.Equal(over, tc.passedOver) {
+				t.Errorf("files %q, passed over %q; want %q, %q", got, over, tc.files, tc.passedOver)
+			}
+		})
+	}
+}

@@ -56,19 +56,24 @@ type PathIssue struct {
 // by discovery (SPEC.md §1.1, §2.3).
 const TempPrefix = ".sessions-etl-"
 
-// DefaultRoots returns the default roots of SPEC.md §1.1 under home: the pi,
-// Atomic and Prime session directories (recursive) and pi's legacy flat
-// agent directory (its own *.jsonl files only). Roots that do not exist are
-// left out.
-func DefaultRoots(home string) []Root {
-	cand := []Root{
+// DefaultRootCandidates returns every default root of SPEC.md §1.1 under
+// home, whether it exists or not: the pi, Atomic and Prime session
+// directories (recursive) and pi's legacy flat agent directory (its own
+// *.jsonl files only).
+func DefaultRootCandidates(home string) []Root {
+	return []Root{
 		{Path: filepath.Join(home, ".pi", "agent", "sessions"), Recursive: true, Source: SourcePi},
 		{Path: filepath.Join(home, ".pi", "agent"), Recursive: false, Source: SourcePi},
 		{Path: filepath.Join(home, ".atomic", "agent", "sessions"), Recursive: true, Source: SourceAtomic},
 		{Path: filepath.Join(home, ".prime", "agent", "sessions"), Recursive: true, Source: SourcePrime},
 	}
+}
+
+// DefaultRoots returns the default roots of SPEC.md §1.1 under home
+// ([DefaultRootCandidates]) that exist as directories.
+func DefaultRoots(home string) []Root {
 	var out []Root
-	for _, r := range cand {
+	for _, r := range DefaultRootCandidates(home) {
 		if st, err := os.Stat(r.Path); err == nil && st.IsDir() {
 			out = append(out, r)
 		}

@@ -11,7 +11,8 @@ import (
 )
 
 // StatusSkipped marks a path that discovery reported but that holds no file
-// to validate (a broken link, a directory link cycle). It is not an error.
+// to validate (a broken link, a directory link cycle, another kind of JSONL
+// file in pi's agent directory). It is not an error.
 const StatusSkipped Status = "skipped"
 
 // FileResult is the verdict on one discovered path.
@@ -31,7 +32,7 @@ type Options struct {
 
 // Summary counts the verdicts of a run.
 type Summary struct {
-	Files     int            `json:"files"`
+	Files     int            `json:"files"` // every path with a verdict, skipped ones included: the sum of ByStatus
 	Bytes     int64          `json:"bytes"`
 	ByStatus  map[Status]int `json:"by_status"`
 	ByVersion map[string]int `json:"by_version"` // "1"…"4", "unknown"
@@ -113,8 +114,8 @@ func Run(ctx context.Context, opts Options, emit func(FileResult) error) (Summar
 }
 
 func (s *Summary) add(fr FileResult) {
+	s.Files++
 	if fr.Status != StatusSkipped {
-		s.Files++
 		s.Bytes += fr.File.Size
 	}
 	s.ByStatus[fr.Status]++

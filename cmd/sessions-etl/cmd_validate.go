@@ -116,7 +116,13 @@ func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []stri
 	} else {
 		printValidateSummary(out, sum)
 		if len(problems) > 0 {
-			fmt.Fprintf(out, "\nProblems (first %d of %d):\n", len(problems), len(problems)+moreProblems)
+			// Every error and warning, those beyond a file's listing cap
+			// (issues_truncated) included.
+			if total := max(sum.Errors+sum.Warnings, len(problems)+moreProblems); total > len(problems) {
+				fmt.Fprintf(out, "\nProblems (first %d of %d):\n", len(problems), total)
+			} else {
+				fmt.Fprintf(out, "\nProblems:\n")
+			}
 			for _, p := range problems {
 				loc := p.path
 				if p.is.Line > 0 {
@@ -125,19 +131,25 @@ func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []stri
 				fmt.Fprintf(out, "  %s: %s %s: %s\n", loc, p.is.Severity, p.is.Code, p.is.Message)
 			}
 		}
+		skipped := sum.ByStatus[validate.StatusSkipped]
 		switch {
-		case sum.Files == 0:
-			var where []string
-			for _, r := range rts {
-				where = append(where, r.Path)
-			}
-			fmt.Fprintf(out, "\nNo session files found (looked in: %s).\n", strings.Join(where, ", "))
+		case sum.Files-skipped == 0:
+			fmt.Fprintf(out, "\nNo session files found (looked in: %s).\n", lookedIn(ios, args))
 		case sum.Failed > 0:
-			fmt.Fprintf(out, "\n%d of %s have errors: the agent will not load them. Run with --json for every issue.\n", sum.Failed, plural(sum.Files, "file", "files"))
-		case sum.Files == 1:
-			fmt.Fprintln(out, "\nThe file is loadable.")
+			verb := "have errors: the agent will not load them"
+			if sum.Failed == 1 {
+				verb = "has errors: the agent will not load it"
+			}
+			fmt.Fprintf(out, "\n%d of %s %s. Run with --json for every issue.\n", sum.Failed, plural(sum.Files, "file", "files"), verb)
 		default:
-			fmt.Fprintf(out, "\nAll %d files are loadable.\n", sum.Files)
+			msg := fmt.Sprintf("All %d files are loadable", sum.Files-skipped)
+			if sum.Files-skipped == 1 {
+				msg = "The file is loadable"
+			}
+			if skipped > 0 {
+				msg += fmt.Sprintf(" (%d skipped)", skipped)
+			}
+			fmt.Fprintf(out, "\n%s.\n", msg)
 		}
 	}
 	if sum.Failed > 0 {
@@ -147,7 +159,11 @@ func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []stri
 }
 
 func printValidateSummary(w *bufio.Writer, sum validate.Summary) {
-	fmt.Fprintf(w, "Validated %s (%s) in %s\n\n", plural(sum.Files, "file", "files"), humanBytes(sum.Bytes), humanDuration(time.Duration(sum.ElapsedMS)*time.Millisecond))
+	fmt.Fprintf(w, "Validated %s (%s) in %s\n", plural(sum.Files, "file", "files"), humanBytes(sum.Bytes), humanDuration(time.Duration(sum.ElapsedMS)*time.Millisecond))
+	if sum.Files == 0 {
+		return
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  status\tfiles\tmeaning")
 	for _, st := range append(validate.Statuses, validate.StatusSkipped) {
@@ -155,7 +171,7 @@ func printValidateSummary(w *bufio.Writer, sum validate.Summary) {
 			kind := "ok"
 			switch {
 			case st == validate.StatusSkipped:
-				kind = "skipped (not a file)"
+				kind = "passed over (not a session file, broken link, link cycle)"
 			case st.IsError():
 				kind = "error: the agent will not load these"
 			}
@@ -163,22 +179,38 @@ func printValidateSummary(w *bufio.Writer, sum validate.Summary) {
 		}
 	}
 	tw.Flush()
-	var vs []string
-	for _, v := range sum.Versions() {
-		label := "v" + v
-		if v == "unknown" {
-			label = "unknown"
-		}
-		vs = append(vs, fmt.Sprintf("%s %d", label, sum.ByVersion[v]))
-	}
-	if len(vs) > 0 {
-		early := ""
-		if sum.EarlyV4 > 0 {
-			early = fmt.Sprintf(" (%d early v4)", sum.EarlyV4)
-		}
-		fmt.Fprintf(w, "\nformat versions: %s%s\n", strings.Join(vs, ", "), early)
-	}
+	fmt.Fprint(w, formatVersions(sum))
 	fmt.Fprintf(w, "issues: %s, %s, %s\n", plural(sum.Errors, "error", "errors"), plural(sum.Warnings, "warning", "warnings"), plural(sum.Notes, "note", "notes"))
+}
+
+// formatVersions spells the "format versions" line of the summary, the
+// early-v4 files next to the v4 ones they are part of: "v1 3, v4 12 (2
+// early v4), unknown 1" ("" when no file has a version to count).
+func formatVersions(sum validate.Summary) string {
+	var vs []string
+	early := sum.EarlyV4 > 0
+	for _, v := range sum.Versions() {
+		switch v {
+		case "unknown":
+			vs = append(vs, fmt.Sprintf("unknown %d", sum.ByVersion[v]))
+		case "4":
+			s := fmt.Sprintf("v4 %d", sum.ByVersion[v])
+			if early {
+				s += fmt.Sprintf(" (%d early v4)", sum.EarlyV4)
+				early = false
+			}
+			vs = append(vs, s)
+		default:
+			vs = append(vs, fmt.Sprintf("v%s %d", v, sum.ByVersion[v]))
+		}
+	}
+	if early { // not expected: early-v4 files are counted under v4
+		vs = append(vs, fmt.Sprintf("%d early v4", sum.EarlyV4))
+	}
+	if len(vs) == 0 {
+		return ""
+	}
+	return "\nformat versions: " + strings.Join(vs, ", ") + "\n"
 }
 
 // humanDuration prints 850ms, 1.2s, 75.0s.

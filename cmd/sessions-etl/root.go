@@ -7,7 +7,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -164,4 +166,28 @@ func roots(ios *IO, args []string, skip ...string) ([]ingest.Root, error) {
 		rts[i].Skip = skip
 	}
 	return rts, nil
+}
+
+// lookedIn names the places a command searched for session files, for the
+// message saying none held any: the PATH arguments, or every default root
+// (with ~ for the home directory), marked "(missing)" when it does not exist.
+func lookedIn(ios *IO, args []string) string {
+	if len(args) > 0 {
+		return strings.Join(args, ", ")
+	}
+	var where []string
+	for _, r := range ingest.DefaultRootCandidates(ios.Home) {
+		p := r.Path
+		if rel, err := filepath.Rel(ios.Home, p); err == nil && !strings.HasPrefix(rel, "..") {
+			p = filepath.Join("~", rel)
+		}
+		if !r.Recursive {
+			p = filepath.Join(p, "*.jsonl")
+		}
+		if st, err := os.Stat(r.Path); err != nil || !st.IsDir() {
+			p += " (missing)"
+		}
+		where = append(where, p)
+	}
+	return strings.Join(where, ", ")
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessions-etl/sessions-etl/validate"
 )
 
 // runCLI runs the command in-process and returns exit code, stdout, stderr.
@@ -159,6 +161,100 @@ func TestMigrateCommand(t *testing.T) {
 		}
 		if len(args) == 0 && !strings.Contains(out, "its original stays in") {
 			t.Errorf("undo of a changed file does not name the backup:\n%s", out)
+		}
+	}
+}
+
+// TestValidateSummaries: the summary's file count is the sum of its
+// statuses (skipped included), other JSONL files in pi's agent directory
+// are passed over however the directory is reached, an empty search names
+// where it looked, and the counts in the human output are true.
+func TestValidateSummaries(t *testing.T) {
+	src, _ := os.ReadFile("../../testdata/cases/c06-v2-hook-message/session.jsonl")
+	const hdr = `{"type":"session","version":3,"id":"s1","timestamp":"2025-06-01T10:00:00.000Z","cwd":"/p"}` + "\n"
+	withAgentFiles := func(t *testing.T) string {
+		home := t.TempDir()
+		writeSession(t, filepath.Join(home, ".pi", "agent", "sessions", "--p--", "s.jsonl"), string(src))
+		writeSession(t, filepath.Join(home, ".pi", "agent", "prompt-history.jsonl"), `{"prompt":"hi","timestamp":1}`+"\n")
+		return home
+	}
+	for _, tc := range []struct {
+		name  string
+		home  func(t *testing.T) string
+		args  []string // "HOME" stands for the home directory
+		code  int
+		want  []string
+		avoid []string
+	}{
+		{"default roots, json", withAgentFiles, []string{"validate", "--json"}, ExitOK,
+			[]string{`"code":"not_a_session_file"`, `"files":2,`, `"by_status":{"needs_upgrade":1,"skipped":1}`}, nil},
+		{"default roots", withAgentFiles, []string{"validate"}, ExitOK,
+			[]string{"Validated 2 files", "The file is loadable (1 skipped)."}, nil},
+		{"~/.pi given", withAgentFiles, []string{"validate", "--json", "HOME/.pi"}, ExitOK,
+			[]string{`"code":"not_a_session_file"`, `"files":2,`}, []string{"not_session"}},
+		{"~/.pi/agent given", withAgentFiles, []string{"validate", "HOME/.pi/agent"}, ExitOK,
+			[]string{"The file is loadable (1 skipped)."}, []string{"not_session"}},
+		{"the file itself given", withAgentFiles, []string{"validate", "HOME/.pi/agent/prompt-history.jsonl"}, ExitFailed,
+			[]string{"not_session", "1 of 1 file has errors: the agent will not load it."}, nil},
+		{"nothing found", func(t *testing.T) string { return t.TempDir() }, []string{"validate"}, ExitOK,
+			[]string{"No session files found (looked in: ~/.pi/agent/sessions (missing), ~/.pi/agent/*.jsonl (missing), ~/.atomic/agent/sessions (missing), ~/.prime/agent/sessions (missing))."}, nil},
+		{"nothing found, some roots exist", func(t *testing.T) string {
+			home := t.TempDir()
+			os.MkdirAll(filepath.Join(home, ".atomic", "agent", "sessions"), 0o700)
+			return home
+		}, []string{"validate"}, ExitOK,
+			[]string{"looked in: ~/.pi/agent/sessions (missing), ~/.pi/agent/*.jsonl (missing), ~/.atomic/agent/sessions, ~/.prime"}, nil},
+		{"more issues than listed", func(t *testing.T) string {
+			home := t.TempDir()
+			writeSession(t, filepath.Join(home, "s.jsonl"), hdr+strings.Repeat("oops\n", 150)+`{"type":"label","id":"a","parentId":null,"timestamp":"2025-06-01T10:00:01.000Z"}`+"\n")
+			return home
+		}, []string{"validate", "HOME/s.jsonl"}, ExitFailed,
+			[]string{"Problems (first 20 of 150):", "1 of 1 file has errors"}, []string{"of 100)"}},
+		{"all listed", func(t *testing.T) string {
+			home := t.TempDir()
+			writeSession(t, filepath.Join(home, "s.jsonl"), hdr+"oops\n"+`{"type":"label","id":"a","parentId":null,"timestamp":"2025-06-01T10:00:01.000Z"}`+"\n")
+			writeSession(t, filepath.Join(home, "t.jsonl"), hdr+"oops\n"+`{"type":"label","id":"a","parentId":null,"timestamp":"2025-06-01T10:00:01.000Z"}`+"\n")
+			return home
+		}, []string{"validate", "HOME"}, ExitFailed,
+			[]string{"Problems:\n", "2 of 2 files have errors: the agent will not load them."}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := tc.home(t)
+			var args []string
+			for _, a := range tc.args {
+				args = append(args, strings.Replace(a, "HOME", home, 1))
+			}
+			code, out, errOut := runCLI(t, home, args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\n%s%s", code, tc.code, out, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			for _, a := range tc.avoid {
+				if strings.Contains(out, a) {
+					t.Errorf("output has %q:\n%s", a, out)
+				}
+			}
+		})
+	}
+}
+
+// TestFormatVersions: early-v4 files are shown with the v4 files.
+func TestFormatVersions(t *testing.T) {
+	for _, tc := range []struct {
+		byVersion map[string]int
+		early     int
+		want      string
+	}{
+		{map[string]int{"3": 2, "4": 5, "unknown": 3}, 3, "\nformat versions: v3 2, v4 5 (3 early v4), unknown 3\n"},
+		{map[string]int{"1": 1, "4": 2}, 0, "\nformat versions: v1 1, v4 2\n"},
+		{map[string]int{}, 0, ""},
+	} {
+		if got := formatVersions(validate.Summary{ByVersion: tc.byVersion, EarlyV4: tc.early}); got != tc.want {
+			t.Errorf("formatVersions(%v, early %d) = %q, want %q", tc.byVersion, tc.early, got, tc.want)
 		}
 	}
 }

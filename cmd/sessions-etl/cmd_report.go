@@ -260,6 +260,10 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 		fmt.Fprintf(ios.ErrOut, "Report database for %s: %s\nQuery it: sessions-etl query 'SELECT * FROM daily_usage' %s\n",
 			strings.Join(quoteArgs(args), " "), ro.DBPath, strings.Join(quoteArgs(args), " "))
 	}
+	if sum != nil && sum.Files == 0 && !opts.JSON && !opts.Quiet {
+		// Nothing was found to report on: say where the search went.
+		fmt.Fprintf(ios.ErrOut, "No session files found (looked in: %s).\n", lookedIn(ios, args))
+	}
 	if sum == nil {
 		return nil
 	}

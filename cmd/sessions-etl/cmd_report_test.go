@@ -271,3 +271,36 @@ func TestReportJSONHelp(t *testing.T) {
 		t.Errorf("validate --help lost the global --json description:\n%s", out)
 	}
 }
+
+// TestReportNoSessionFiles: a report that found no session file says where
+// it looked (stderr), besides "No usage found".
+func TestReportNoSessionFiles(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(t.TempDir(), "cache"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(t.TempDir(), "state"))
+	os.MkdirAll(filepath.Join(home, ".prime", "agent", "sessions"), 0o700)
+	dir := filepath.Join(home, "empty")
+	os.MkdirAll(dir, 0o700)
+	for _, tc := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"report", "daily"}, "No session files found (looked in: ~/.pi/agent/sessions (missing), ~/.pi/agent/*.jsonl (missing), ~/.atomic/agent/sessions (missing), ~/.prime/agent/sessions)."},
+		{[]string{"report", "monthly", dir}, "No session files found (looked in: " + dir + ")."},
+		{[]string{"report", "daily", "--json"}, ""},
+	} {
+		code, out, errOut := runReportCLI(t, home, tc.args...)
+		if code != ExitOK {
+			t.Errorf("%v: exit %d\n%s%s", tc.args, code, out, errOut)
+		}
+		if tc.stderr == "" {
+			if strings.Contains(errOut, "No session files") {
+				t.Errorf("%v: stderr %q", tc.args, errOut)
+			}
+			continue
+		}
+		if !strings.Contains(out, "No usage found") || !strings.Contains(errOut, tc.stderr) {
+			t.Errorf("%v:\nstdout %s\nstderr %s\nwant on stderr %q", tc.args, out, errOut, tc.stderr)
+		}
+	}
+}

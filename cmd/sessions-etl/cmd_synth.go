@@ -44,7 +44,7 @@ expected usage totals. The same --seed and options give byte-identical output.
 			if m, err := synth.LoadManifest(filepath.Join(opts.Out, "manifest.json")); err == nil &&
 				m.Seed == opts.Seed && m.Sessions == opts.Sessions && m.Size == size {
 				if !opts.Quiet {
-					fmt.Fprintf(ios.Out, "%s already holds this home (%d session files, %s); nothing to do\n", opts.Out, len(m.Files), humanBytes(m.Bytes))
+					fmt.Fprintf(ios.Out, "%s already holds this home (%s, %s); nothing to do\n", opts.Out, plural(len(m.Files), "JSONL file", "JSONL files"), humanBytes(m.Bytes))
 				}
 				return nil
 			}
@@ -59,15 +59,17 @@ expected usage totals. The same --seed and options give byte-identical output.
 				return err
 			}
 			if !opts.Quiet {
-				fmt.Fprintf(ios.Out, "Wrote %d session files (%s; forks, copies and damaged files included) to %s; expected verdicts and usage: %s\n",
-					len(m.Files), humanBytes(m.Bytes), opts.Out, filepath.Join(opts.Out, "manifest.json"))
+				// --sessions is a target (a fork planned on a v1 session is
+				// dropped): say what was written.
+				fmt.Fprintf(ios.Out, "Wrote %s (%s) to %s (--sessions %d is a target: forks, copies, damaged files and one non-session JSONL file count toward it, and forks of v1 sessions are dropped); expected verdicts and usage: %s\n",
+					plural(len(m.Files), "JSONL file", "JSONL files"), humanBytes(m.Bytes), opts.Out, opts.Sessions, filepath.Join(opts.Out, "manifest.json"))
 			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Out, "out", "", "directory to create (must not exist or be empty)")
-	f.IntVar(&opts.Sessions, "sessions", 200, "number of sessions")
+	f.IntVar(&opts.Sessions, "sessions", 200, "number of session files to plan (approximate: the manifest lists those written)")
 	f.Uint64Var(&opts.Seed, "seed", 1, "random seed")
 	f.StringVar(&opts.Size, "size", "0", "target total size of the session files (0 = natural size)")
 	return cmd

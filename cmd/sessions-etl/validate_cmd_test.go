@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sessions-etl/sessions-etl/synth"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -256,5 +258,28 @@ func TestFormatVersions(t *testing.T) {
 		if got := formatVersions(validate.Summary{ByVersion: tc.byVersion, EarlyV4: tc.early}); got != tc.want {
 			t.Errorf("formatVersions(%v, early %d) = %q, want %q", tc.byVersion, tc.early, got, tc.want)
 		}
+	}
+}
+
+// TestSynthMessage: synth says how many files it wrote (the manifest's
+// count, which --sessions only approximates), not "session files".
+func TestSynthMessage(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "h")
+	code, stdout, errOut := runCLI(t, t.TempDir(), "synth", "--out", out, "--sessions", "40", "--seed", "7")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, errOut)
+	}
+	m, err := synth.LoadManifest(filepath.Join(out, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{fmt.Sprintf("Wrote %d JSONL files (", len(m.Files)), "(--sessions 40 is a target:"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	_, stdout, _ = runCLI(t, t.TempDir(), "synth", "--out", out, "--sessions", "40", "--seed", "7")
+	if want := fmt.Sprintf("already holds this home (%d JSONL files,", len(m.Files)); !strings.Contains(stdout, want) {
+		t.Errorf("again: output lacks %q:\n%s", want, stdout)
 	}
 }

@@ -181,11 +181,13 @@ type TableCount struct {
 	Updated int64  `json:"updated"` // rows whose derived columns changed
 }
 
-// RejectedFile is a file whose records are not exported, with the first
-// error that decided it (a row of the rejected_files view).
+// RejectedFile is a file whose records are not exported, or a path that
+// could not be read at all (an unreadable directory, a non-regular file
+// named as a root: Status "unreadable", no files row), with the first error
+// that decided it (a row of the rejected_files view).
 type RejectedFile struct {
 	Path    string `json:"path"`
-	Status  string `json:"status"`
+	Status  string `json:"status"`         // a files.status, or "unreadable" for a path
 	Line    int    `json:"line,omitempty"` // 0: the whole file
 	Code    string `json:"code,omitempty"`
 	Message string `json:"message,omitempty"`
@@ -206,13 +208,26 @@ type Summary struct {
 	Removed    int            `json:"removed"`   // files gone since the last export
 	BytesRead  int64          `json:"bytes_read"`
 	ByStatus   map[string]int `json:"by_status"` // every current file
-	Rejected   int            `json:"rejected"`  // files whose records are not exported (not a session, unknown version, unreadable)
+	// Rejected counts the files whose records are not exported (not a
+	// session, unknown version, unreadable) and the paths that could not
+	// be read (RejectedPaths): the rows of the rejected_files view. Any of
+	// them makes `export` and `report` exit 1, as `validate` does.
+	Rejected int `json:"rejected"`
+	// RejectedPaths counts the rejected paths that have no files row:
+	// path-level issues of severity error found by discovery (an
+	// unreadable directory, a file that could not be stat'ed, a
+	// non-regular file named as a root), stored in ingest_issues with a
+	// NULL file_id. They are part of Rejected, not of Files or ByStatus.
+	RejectedPaths int `json:"rejected_paths"`
 	// RejectedFiles are the first RejectedListed of them by path (all of
 	// them: the rejected_files view).
 	RejectedFiles []RejectedFile `json:"rejected_files,omitempty"`
-	PathIssues    int            `json:"path_issues"`
-	Tables        []TableCount   `json:"tables"`
-	Changed       bool           `json:"changed"`
+	// PathIssues counts the issues discovery found this run (every
+	// severity: broken links and link cycles are warnings, unreadable
+	// paths errors); they are ingest_issues rows with a NULL file_id.
+	PathIssues int          `json:"path_issues"`
+	Tables     []TableCount `json:"tables"`
+	Changed    bool         `json:"changed"`
 	// Rebuilt says why every file was read again ("" when the run was
 	// incremental): "new database", "schema version", "mode", "content
 	// options", "pricing" or "parquet".
@@ -404,6 +419,11 @@ type item struct {
 	file ingest.File
 }
 
+// discover walks the roots (ingest.Discover). Tests replace it to inject
+// path issues that a process running as root cannot provoke (a directory
+// it cannot open).
+var discover = ingest.Discover
+
 // load brings the database up to date with the files, in one transaction.
 func (r *run) load(ctx context.Context) (err error) {
 	st, opts := r.st, r.opts
@@ -517,7 +537,7 @@ func (r *run) load(ctx context.Context) (err error) {
 	opts.Progress.Phase("reading")
 	err = pipeline.Ordered(ctx, opts.Workers, opts.Workers*window,
 		func(ctx context.Context, yield func(item) error) error {
-			return ingest.Discover(ctx, opts.Roots, func(f ingest.File) error {
+			return discover(ctx, opts.Roots, func(f ingest.File) error {
 				if k, ok := known[f.Path]; ok && k.status != string(validate.StatusUnreadable) &&
 					k.size == f.Size && k.mtime == f.ModTime.UnixMicro() && k.inode == int64(f.Ino) {
 					unchanged[f.Path] = true
@@ -569,10 +589,12 @@ func (r *run) load(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	pathChanged, err := r.replacePathIssues(ctx, pathIssues, prevPathIssues, full)
+	pathChanged, pathAdded, pathRemoved, err := r.replacePathIssues(ctx, pathIssues, prevPathIssues, full)
 	if err != nil {
 		return err
 	}
+	ld.added[TableIngestIssues] += pathAdded
+	removed[TableIngestIssues] += pathRemoved
 	r.sum.PathIssues = len(pathIssues)
 	for _, t := range tables {
 		if ld.added[t.Name] > 0 || removed[t.Name] > 0 {
@@ -698,7 +720,12 @@ func (r *run) pathIssueSet(ctx context.Context) (map[string]bool, error) {
 
 // replacePathIssues stores the discovery issues (broken links, link
 // cycles, unreadable directories) when they differ from the last export's.
-func (r *run) replacePathIssues(ctx context.Context, cur []ingest.PathIssue, prev map[string]bool, full bool) (bool, error) {
+// They are found again by every run's discovery, so the stored ones are
+// always those of the last run; the errors among them are rejected paths
+// (the rejected_files view, Summary.RejectedPaths) until they go away.
+// It returns whether it replaced them, and how many rows it inserted and
+// deleted (counted in the summary's added and removed ingest_issues rows).
+func (r *run) replacePathIssues(ctx context.Context, cur []ingest.PathIssue, prev map[string]bool, full bool) (changed bool, added, removed int64, err error) {
 	same := !full && len(cur) == len(prev)
 	if same {
 		for _, pi := range cur {
@@ -709,10 +736,10 @@ func (r *run) replacePathIssues(ctx context.Context, cur []ingest.PathIssue, pre
 		}
 	}
 	if same {
-		return false, nil
+		return false, 0, 0, nil
 	}
-	if _, err := r.st.exec(ctx, "DELETE FROM ingest_issues WHERE file_id IS NULL"); err != nil {
-		return false, err
+	if removed, err = r.st.exec(ctx, "DELETE FROM ingest_issues WHERE file_id IS NULL"); err != nil {
+		return false, 0, 0, err
 	}
 	for _, pi := range cur {
 		row := issueRow{lineNo: pi.Issue.Line, severity: string(pi.Issue.Severity), code: pi.Issue.Code, message: validString([]byte(pi.Issue.Message))}
@@ -721,10 +748,11 @@ func (r *run) replacePathIssues(ctx context.Context, cur []ingest.PathIssue, pre
 			vals = append(vals, v)
 		}
 		if _, err := r.st.exec(ctx, "INSERT INTO ingest_issues VALUES (?, ?, ?, ?, ?, ?)", vals...); err != nil {
-			return false, err
+			return false, 0, 0, err
 		}
+		added++
 	}
-	return true, nil
+	return true, added, removed, nil
 }
 
 // derive recomputes the columns that depend on several files.
@@ -773,10 +801,12 @@ func (r *run) counts(ctx context.Context, tables []*Table, added, removed, updat
 		return err
 	}
 	rejected := viewSQL("rejected_files")
-	if err := r.st.queryRows(ctx, "SELECT count(*) FROM ("+rejected+")", func(v []driver.Value) error {
-		r.sum.Rejected = int(v[0].(int64))
-		return nil
-	}); err != nil || r.sum.Rejected == 0 {
+	// A rejected path has no files row (the view's second part).
+	if err := r.st.queryRows(ctx, "SELECT count(*), count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.path = r.path)) FROM ("+rejected+") r",
+		func(v []driver.Value) error {
+			r.sum.Rejected, r.sum.RejectedPaths = int(v[0].(int64)), int(v[1].(int64))
+			return nil
+		}); err != nil || r.sum.Rejected == 0 {
 		return err
 	}
 	return r.st.queryRows(ctx, "SELECT path, status, line_no, code, message FROM ("+rejected+") ORDER BY path LIMIT "+strconv.Itoa(RejectedListed),

@@ -149,16 +149,28 @@ ORDER BY calls DESC, c.tool_name NULLS LAST
 -- name: rejected_files
 -- Session files whose records are not in the tables (SPEC.md §1.5: not a
 -- session, a future or unrecognized version, unreadable), with the first
--- error that decided it; `sessions-etl validate` tells more. Empty files
--- are not listed.
+-- error that decided it; and the paths discovery could not read at all (an
+-- unreadable directory, a non-regular file named as a path: the path-level
+-- ingest_issues of severity error, which have no files row), with status
+-- unreadable, as `sessions-etl validate` reports them. `sessions-etl
+-- validate` tells more. Empty files are not listed.
 WITH first_issue AS (
   SELECT file_id, line_no, code, message
   FROM ingest_issues
   WHERE file_id IS NOT NULL
   QUALIFY row_number() OVER (PARTITION BY file_id ORDER BY severity = 'error' DESC, line_no NULLS FIRST, code) = 1
+), path_error AS (
+  SELECT path, line_no, code, message
+  FROM ingest_issues
+  WHERE file_id IS NULL AND severity = 'error'
+  QUALIFY row_number() OVER (PARTITION BY path ORDER BY line_no NULLS FIRST, code, message) = 1
 )
 SELECT f.path, f.status, i.line_no, i.code, i.message
 FROM files f
 LEFT JOIN first_issue i USING (file_id)
 WHERE f.status <> 'empty' AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.file_id = f.file_id)
-ORDER BY f.path
+UNION ALL
+SELECT p.path, 'unreadable' AS status, p.line_no, p.code, p.message
+FROM path_error p
+WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.path = p.path)
+ORDER BY path

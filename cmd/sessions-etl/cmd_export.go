@@ -58,8 +58,9 @@ or changed) and names the files that were not exported, the first few; the
 view rejected_files lists them all.
 
 Exit status: 0 when every file was exported, 1 when some files were rejected
-(not a session, unknown version, unreadable: the rejected_files view, with
-their issues in ingest_issues) or the export failed, 2 on usage errors.`,
+(not a session, unknown version, an unreadable file or directory: the
+rejected_files view, with their issues in ingest_issues) or the export
+failed, 2 on usage errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Parquet == "" && opts.DuckDB == "" {
 				return usagef("export needs --parquet DIR, --duckdb FILE or both")
@@ -198,27 +199,37 @@ func printExportSummary(w *bufio.Writer, sum export.Summary) {
 // first few) and the query that lists them all.
 func printRejected(w *bufio.Writer, sum export.Summary) {
 	fmt.Fprintf(w, "\n%d files were not exported (not a session, unknown version or unreadable):\n", sum.Rejected)
+	if sum.RejectedPaths > 0 {
+		fmt.Fprintf(w, "  (%d of them paths that could not be read at all, such as a directory: not in the files table)\n", sum.RejectedPaths)
+	}
 	for _, f := range sum.RejectedFiles {
-		why := ""
-		if f.Code != "" {
-			why = ": " + f.Code
-			if f.Line > 0 {
-				why = fmt.Sprintf(": line %d: %s", f.Line, f.Code)
-			}
-			if f.Message != "" {
-				msg := f.Message
-				if r := []rune(msg); len(r) > 100 {
-					msg = string(r[:100]) + "…"
-				}
-				why += " (" + msg + ")"
-			}
-		}
-		fmt.Fprintf(w, "  %-20s %s%s\n", f.Status, f.Path, why)
+		fmt.Fprintf(w, "  %-20s %s%s\n", f.Status, f.Path, rejectedWhy(f))
 	}
 	if more := sum.Rejected - len(sum.RejectedFiles); more > 0 {
 		fmt.Fprintf(w, "  … and %d more.\n", more)
 	}
 	fmt.Fprintf(w, "All of them: sessions-etl query --duckdb %s 'SELECT * FROM rejected_files'\n", strings.Join(quoteArgs([]string{sum.StatePath}), ""))
+}
+
+// rejectedWhy is ": CODE (MESSAGE)" or ": line N: CODE (MESSAGE)" for a
+// rejected file's first error (the message cut at 100 characters), "" when
+// it has none.
+func rejectedWhy(f export.RejectedFile) string {
+	if f.Code == "" {
+		return ""
+	}
+	why := ": " + f.Code
+	if f.Line > 0 {
+		why = fmt.Sprintf(": line %d: %s", f.Line, f.Code)
+	}
+	if f.Message != "" {
+		msg := f.Message
+		if r := []rune(msg); len(r) > 100 {
+			msg = string(r[:100]) + "…"
+		}
+		why += " (" + msg + ")"
+	}
+	return why
 }
 
 // rebuiltWhy explains export.Summary.Rebuilt for an existing database (a

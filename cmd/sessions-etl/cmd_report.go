@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -113,8 +114,9 @@ fields ("report", "unpriced", record counts). --breakdown adds a line per
 model under each row.
 
 Exit status: 0 on success, 1 when some files could not be read (not a
-session, unknown version, unreadable; the report still covers the others) or
-the report failed, 2 on usage errors.`,
+session, unknown version, an unreadable file or directory; stderr names them
+and the report still covers the others) or the report failed, 2 on usage
+errors.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return usagef("report needs a kind: daily, weekly, monthly, session, project, model, provider or tools")
@@ -269,21 +271,42 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 	}
 	if sum.Rejected > 0 {
 		if !opts.Quiet {
-			// not_session files with a BOM are read (SPEC.md §1.5): the
-			// rest of the rejected files are the other not_session ones.
-			others := sum.ByStatus["future_version"] + sum.ByStatus["unrecognized_version"] + sum.ByStatus["unreadable"]
-			counts := map[string]int{"not_session": sum.Rejected - others, "future_version": sum.ByStatus["future_version"],
-				"unrecognized_version": sum.ByStatus["unrecognized_version"], "unreadable": sum.ByStatus["unreadable"]}
-			var parts []string
-			for _, st := range []string{"not_session", "future_version", "unrecognized_version", "unreadable"} {
-				if n := counts[st]; n > 0 {
-					parts = append(parts, fmt.Sprintf("%d %s", n, st))
-				}
-			}
-			fmt.Fprintf(ios.ErrOut, "sessions-etl: %d of %d files could not be used (%s); their usage is not in this report. "+
-				"Run 'sessions-etl validate' on the same paths to see each file and line.\n", sum.Rejected, sum.Files, strings.Join(parts, ", "))
+			printReportRejected(ios.ErrOut, sum, ro.DBPath)
 		}
 		return errFailed
 	}
 	return nil
+}
+
+// printReportRejected writes report's note on the files and paths that
+// could not be used (export.Summary.Rejected): how many of each status,
+// the first export.RejectedListed by path with their first error, and how
+// to list them all (in the report's database db). Paths that could not be read at all (an unreadable
+// directory) are counted as unreadable, and among the paths looked at.
+func printReportRejected(w io.Writer, sum *export.Summary, db string) {
+	// not_session files with a BOM are read (SPEC.md §1.5): the rest of
+	// the rejected files are the other not_session ones.
+	unreadable := sum.ByStatus["unreadable"] + sum.RejectedPaths
+	others := sum.ByStatus["future_version"] + sum.ByStatus["unrecognized_version"] + unreadable
+	counts := map[string]int{"not_session": sum.Rejected - others, "future_version": sum.ByStatus["future_version"],
+		"unrecognized_version": sum.ByStatus["unrecognized_version"], "unreadable": unreadable}
+	var parts []string
+	for _, st := range []string{"not_session", "future_version", "unrecognized_version", "unreadable"} {
+		if n := counts[st]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, st))
+		}
+	}
+	what := "files"
+	if sum.RejectedPaths > 0 {
+		what = "files and paths"
+	}
+	fmt.Fprintf(w, "sessions-etl: %d of %d %s could not be used (%s); their usage is not in this report:\n",
+		sum.Rejected, sum.Files+sum.RejectedPaths, what, strings.Join(parts, ", "))
+	for _, f := range sum.RejectedFiles {
+		fmt.Fprintf(w, "  %-20s %s%s\n", f.Status, f.Path, rejectedWhy(f))
+	}
+	if more := sum.Rejected - len(sum.RejectedFiles); more > 0 {
+		fmt.Fprintf(w, "  … and %d more: sessions-etl query --duckdb %s 'SELECT * FROM rejected_files'\n", more, strings.Join(quoteArgs([]string{db}), ""))
+	}
+	fmt.Fprintf(w, "Run 'sessions-etl validate' on the same paths to see each file and line.\n")
 }

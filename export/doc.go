@@ -67,7 +67,11 @@
 // read with the BOM dropped), future_version, unrecognized_version, empty
 // or unreadable give a files row and their issues only; the view
 // rejected_files lists them (empty files aside) with their first error, and
-// Summary.RejectedFiles the first RejectedListed. The complete
+// Summary.RejectedFiles the first RejectedListed. A path that cannot be
+// read at all (a directory without permission, a FIFO or device named as a
+// PATH) gives no files row, only an ingest_issues row with a NULL file_id;
+// rejected_files lists it with status unreadable and it counts in
+// Summary.Rejected and Summary.RejectedPaths. The complete
 // records of torn and corrupt files are used, each record of a concatenated
 // line too; sessions.torn flags the torn ones. Usage rows follow SPEC.md §4
 // (see the Kind* constants): an assistant message's usage, a toolResult's,

@@ -208,7 +208,7 @@ var UsageTable = newTable(TableUsage, "file_id, entry_index",
 
 // IngestIssuesTable: one row per issue found reading a file or a path.
 var IngestIssuesTable = newTable(TableIngestIssues, "file_id, line_no NULLS FIRST, code, message",
-	col("file_id", tBigint, null, "files.file_id; null for path-level issues (broken links, link cycles)"),
+	col("file_id", tBigint, null, "files.file_id; null for path-level issues (broken links, link cycles, unreadable paths)"),
 	col("path", tString, notNull, "the file or path"),
 	col("line_no", tInt, null, "1-based line; null when the issue concerns the whole file"),
 	col("severity", tString, notNull, "error, warning or note"),

@@ -501,6 +501,13 @@ func (x *extractor) tok(t *ingest.Tape, obj int, key string, line int) int64 {
 	return v
 }
 
+// MaxRecordCost is the largest recorded cost one usage field may hold, in
+// USD: one model call costing more than a million dollars is no real cost.
+// A larger value is a bad_usage issue and is ignored like a negative one,
+// so that cost sums stay exact and in range (the report sums costs as
+// DECIMAL(38,15); 10^23 USD broke every report).
+const MaxRecordCost = 1e6
+
 // MaxTokens is the largest token count one usage field may hold (2⁴⁰,
 // about 1.1 × 10¹²; the largest context windows hold some 10⁷ tokens).
 // A larger count is no real count: it is a bad_usage issue and counts as 0
@@ -518,6 +525,10 @@ func (x *extractor) cost(t *ingest.Tape, obj int, key string, line int) optFloat
 	v, ok := t.Float(n)
 	if !ok || v < 0 || math.IsNaN(v) {
 		x.issuef(line, CodeBadUsage, "usage.cost.%s is %s, not a non-negative number: ignored", key, clip(t.Raw(n)))
+		return optFloat{}
+	}
+	if v > MaxRecordCost {
+		x.issuef(line, CodeBadUsage, "usage.cost.%s is %s, more than %g USD for one record: ignored", key, clip(t.Raw(n)), float64(MaxRecordCost))
 		return optFloat{}
 	}
 	return someFloat(v)

@@ -53,17 +53,20 @@ func TestBadUsageValues(t *testing.T) {
 
 // TestHugeTokenCounts: counts no record can have (above MaxTokens) are
 // bad_usage issues and count as 0, so that no sum overflows (a tester saw
-// total_tokens = -2 from two counts of 2^63-1).
+// total_tokens = -2 from two counts of 2^63-1); so are recorded costs above
+// MaxRecordCost (10^23 USD made every report fail).
 func TestHugeTokenCounts(t *testing.T) {
 	db, _ := exportFiles(t, map[string]string{"s.jsonl": hdr3 + "\n" +
-		`{"type":"message","id":"b1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"assistant","content":[],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":9223372036854775807,"output":9223372036854775807,"cacheRead":1099511627776,"cacheWrite":1099511627777,"totalTokens":9223372036854775807},"timestamp":1767225601000}}` + "\n"}, nil)
-	got := queryStrings(t, db, "SELECT input, output, cache_read, cache_write, total_tokens FROM usage")
-	if d := cmp.Diff([]string{"0|0|1099511627776|0|1099511627776"}, got); d != "" {
+		`{"type":"message","id":"b1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"assistant","content":[],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":9223372036854775807,"output":9223372036854775807,"cacheRead":1099511627776,"cacheWrite":1099511627777,"totalTokens":9223372036854775807,"cost":{"input":1e23,"output":1000000,"total":1e308}},"timestamp":1767225601000}}` + "\n"}, nil)
+	got := queryStrings(t, db, "SELECT input, output, cache_read, cache_write, total_tokens, recorded_cost_input, recorded_cost_output, recorded_cost_total FROM usage")
+	if d := cmp.Diff([]string{"0|0|1099511627776|0|1099511627776|∅|1e+06|∅"}, got); d != "" {
 		t.Errorf("usage (-want +got):\n%s", d)
 	}
 	got = queryStrings(t, db, "SELECT code, message FROM ingest_issues WHERE code = 'bad_usage' ORDER BY message")
 	want := []string{
 		"bad_usage|usage.cacheWrite is 1099511627777, more than 1099511627776 tokens in one record: counted as 0",
+		"bad_usage|usage.cost.input is 1e23, more than 1e+06 USD for one record: ignored",
+		"bad_usage|usage.cost.total is 1e308, more than 1e+06 USD for one record: ignored",
 		"bad_usage|usage.input is 9223372036854775807, more than 1099511627776 tokens in one record: counted as 0",
 		"bad_usage|usage.output is 9223372036854775807, more than 1099511627776 tokens in one record: counted as 0",
 		"bad_usage|usage.totalTokens is 9223372036854775807, not a non-negative integer of at most 2^40: the sum of the counts is used",

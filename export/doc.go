@@ -23,10 +23,12 @@
 //     how parent_session_id was found (header, path, file_name,
 //     id_in_file_name).
 //   - entries: entry_index (position among the file's entries; unique per
-//     file, also for v1 entries without id) and copy_key (the identity
-//     fork_copy_of is computed from: entry id and timestamp, or for a v1
-//     entry — no id, or a derived one, see Counted once — its members
-//     other than id, parentId and firstKeptEntryIndex/Id).
+//     file, also for v1 entries without id), copy_key and content_key (the
+//     identities fork_copy_of is computed from: copy_key hashes the entry
+//     id and timestamp — for an entry without id, the id migration will
+//     give it; content_key, for a v1 entry only — no id, or a derived one,
+//     see Counted once — hashes its members other than id, parentId and
+//     firstKeptEntryIndex/Id).
 //   - content_blocks: entry_index joins entries. byte_size is the UTF-8 size
 //     of text and thinking, the size of arguments_json for tool calls, and
 //     the decoded size of an image's base64 data (c08: 3 145 728 bytes).
@@ -104,8 +106,8 @@
 // duplicate_of_session_id = the session of the earliest row that makes it
 // one (queries/export.sql derive_counted).
 // entries.fork_copy_of names the first session holding the same entry
-// (entry id and timestamp; entries without id: type, timestamps and the
-// record's bytes) when that is another file. Neither uses parentSession or
+// (the same copy_key, or for v1 entries the same content_key) when that is
+// another file (queries/export.sql derive_fork_copies). Neither uses parentSession or
 // a fork's header time, so moved parents and late headers do not matter.
 // These columns are recomputed with SQL (queries/export.sql) after every
 // run that changed a file.

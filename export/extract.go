@@ -98,7 +98,7 @@ type extractor struct {
 	exportIssues []issueRow
 	scratch      []byte
 	keyBuf       []byte
-	v1Key        v1Key // ModeUsage: the current v1 entry, until its copy key is needed
+	keys         pendingKeys // the current entry's, until entryKeys makes them
 	v1Hash       *xxh3.Hasher
 }
 
@@ -315,17 +315,17 @@ func (x *extractor) entry(r *ingest.Record) {
 	}
 	e.timestamp = instant
 
-	// A v1 entry (no id, or the id migration derived for it) is known by
-	// its content; any other by its id and timestamp (SPEC.md §4).
+	// Copy keys (SPEC.md §4, see entryKeys): an entry is known by its id
+	// and timestamp, and a v1 entry (no id, or the id migration derived for
+	// it) also by its content.
 	e.v1 = !e.entryID.ok || x.derivedID(e.entryID.v, r.Seq)
-	switch {
-	case !e.v1:
-		e.copyKey = x.keyA(e.entryID.v, tsRaw)
-	case full:
-		e.copyKey = x.keyV1(t, root)
-	default:
-		x.v1Key = v1Key{t, root, false} // hashed only if the entry has tool rows
+	if e.entryID.ok {
+		e.copyKey = x.keyA(e.entryID.v, tsRaw) // usage rows need it
 	}
+	x.keys = pendingKeys{t: t, root: root, seq: r.Seq, ts: tsRaw}
+	if full {
+		x.entryKeys(&e)
+	} // ModeUsage: made only if the entry has tool rows (addBlock)
 	if x.opts.withRaw {
 		e.raw = someStr(validString(r.Raw))
 	}
@@ -698,21 +698,42 @@ func (x *extractor) addBlock(b *blockRow, e *entryRow) {
 	if !isCall && !isResult {
 		return
 	}
-	if e.v1 && !x.v1Key.done {
-		e.copyKey = x.keyV1(x.v1Key.t, x.v1Key.root)
-		x.v1Key.done = true
-	}
+	x.entryKeys(e)
 	out.tools = append(out.tools, toolRow{entryIndex: e.entryIndex, blockIndex: b.blockIndex, timestamp: e.timestamp,
 		isCall: isCall, isResult: isResult, toolCallID: b.toolCallID, toolName: b.toolName, provider: e.provider,
-		model: e.model, byteSize: b.byteSize, isError: b.isError, copyKey: e.copyKey})
+		model: e.model, byteSize: b.byteSize, isError: b.isError, copyKey: e.copyKey, contentKey: e.contentKey})
 }
 
-// v1Key is the record a v1 entry's copy key is made of (keyV1), so that
-// ModeUsage hashes it only when the entry has tool rows.
-type v1Key struct {
+// pendingKeys is what the copy keys of the current entry are made of, until
+// entryKeys makes them.
+type pendingKeys struct {
 	t    *ingest.Tape
 	root int
+	seq  int
+	ts   []byte
 	done bool
+}
+
+// entryKeys completes the copy keys of entry e, the current entry, once:
+// copy_key is its id and timestamp — for an entry without id, the id
+// migration will give it (migrate.DerivedEntryID), so that it matches its
+// migrated form and the forks of that; content_key, for a v1 entry only,
+// hashes its content (keyV1), so that the copies in a v1 fork, which
+// migration gives ids of their own, match too. entries.fork_copy_of and the
+// tools report treat an entry as a copy when an older session holds one
+// with the same copy_key or the same content_key.
+func (x *extractor) entryKeys(e *entryRow) {
+	k := &x.keys
+	if k.done {
+		return
+	}
+	k.done = true
+	if !e.entryID.ok {
+		e.copyKey = x.keyA(migrate.DerivedEntryID(x.sessionID, k.seq, 0), k.ts)
+	}
+	if e.v1 {
+		e.contentKey = someInt(x.keyV1(k.t, k.root))
+	}
 }
 
 var blockTypes = map[string]string{"text": "text", "thinking": "thinking", "image": "image", "toolCall": "toolCall"}
@@ -756,7 +777,7 @@ func (x *extractor) keyA(id string, ts []byte) int64 {
 	return x.hash(b)
 }
 
-// keyV1 is the copy key of a v1 entry: a hash of its members other than
+// keyV1 is the content key of a v1 entry: a hash of its members other than
 // those migration adds or rewrites (id, parentId, firstKeptEntryIndex →
 // firstKeptEntryId), raw, in order, so that the entry, a fork's verbatim
 // copy of it and the migrated forms of both share it (SPEC.md §2.1, §4).

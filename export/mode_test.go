@@ -32,7 +32,7 @@ var sharedTables = []*Table{FilesTable, SessionsTable, UsageTable, IngestIssuesT
 // content_blocks and entries, with paths for file ids.
 const toolUsesOfFull = `SELECT f.path, b.entry_index, b.block_index, e.timestamp, coalesce(b.block_type = 'toolCall', false),
 	coalesce(e.role = 'toolResult' AND b.tool_call_id IS NOT NULL, false), b.tool_call_id,
-	b.tool_name, e.provider, e.model_id, b.byte_size, b.is_error, e.fork_copy_of, e.copy_key
+	b.tool_name, e.provider, e.model_id, b.byte_size, b.is_error, e.fork_copy_of, e.copy_key, e.content_key
 FROM content_blocks b JOIN entries e USING (file_id, entry_index) JOIN files f USING (file_id)
 WHERE b.block_type = 'toolCall' OR (e.role = 'toolResult' AND b.tool_call_id IS NOT NULL)
 ORDER BY f.path, b.entry_index, b.block_index`
@@ -42,13 +42,20 @@ ORDER BY f.path, b.entry_index, b.block_index`
 const toolUsesOfUsage = `WITH o AS (
   SELECT file_id, session_id, row_number() OVER (ORDER BY created_at ASC NULLS LAST, session_id, path) AS ord FROM sessions
 ), c AS (
-  SELECT t.*, first_value(t.file_id) OVER w AS first_file, first_value(o.session_id) OVER w AS first_session
+  SELECT t.*,
+         first_value(t.file_id) OVER a AS a_file, first_value(o.ord) OVER a AS a_ord, first_value(o.session_id) OVER a AS a_session,
+         CASE WHEN t.content_key IS NOT NULL THEN first_value(t.file_id) OVER b END AS b_file,
+         CASE WHEN t.content_key IS NOT NULL THEN first_value(o.ord) OVER b END AS b_ord,
+         CASE WHEN t.content_key IS NOT NULL THEN first_value(o.session_id) OVER b END AS b_session
   FROM tool_uses t JOIN o USING (file_id)
-  WINDOW w AS (PARTITION BY t.copy_key ORDER BY o.ord, t.entry_index)
+  WINDOW a AS (PARTITION BY t.copy_key ORDER BY o.ord, t.entry_index),
+         b AS (PARTITION BY t.content_key ORDER BY o.ord, t.entry_index)
 )
 SELECT f.path, c.entry_index, c.block_index, c.timestamp, c.is_call, c.is_result, c.tool_call_id,
-	c.tool_name, c.provider, c.model_id, c.byte_size, c.is_error, CASE WHEN c.first_file <> c.file_id THEN c.first_session END,
-	c.copy_key
+	c.tool_name, c.provider, c.model_id, c.byte_size, c.is_error,
+	CASE WHEN a_file <> c.file_id AND (b_file IS NULL OR b_file = c.file_id OR a_ord <= b_ord) THEN a_session
+	     WHEN b_file <> c.file_id THEN b_session END,
+	c.copy_key, c.content_key
 FROM c JOIN files f USING (file_id)
 ORDER BY f.path, c.entry_index, c.block_index`
 

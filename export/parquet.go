@@ -528,7 +528,7 @@ func (pw *partWriter) addRecord(rec arrow.RecordBatch) error {
 
 // uniqueColumns hold mostly distinct values, for which a dictionary page
 // costs time and saves nothing.
-var uniqueColumns = []string{"text", "arguments_json", "raw_json", "message", "path", "entry_id", "parent_id", "copy_key", "copy_key_a", "copy_key_b"}
+var uniqueColumns = []string{"text", "arguments_json", "raw_json", "message", "path", "entry_id", "parent_id", "copy_key", "content_key", "copy_key_a", "copy_key_b"}
 
 func writerProps(alloc memory.Allocator) *parquet.WriterProperties {
 	opts := []parquet.WriterProperty{

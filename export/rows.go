@@ -118,14 +118,15 @@ type entryRow struct {
 	thinkingLevel   optStr
 	onActiveBranch  bool
 	copyKey         int64
-	v1              bool // a v1 entry: no id, or one migration derived (keyV1, no copy_key_a)
+	contentKey      optInt // v1 entries only (keyV1)
+	v1              bool   // a v1 entry: no id, or one migration derived (content_key, no copy_key_a)
 	raw             optStr
 }
 
 func (r *entryRow) values(dst []driver.Value, fileID, sessionID driver.Value) []driver.Value {
 	return append(dst, fileID, sessionID, int32(r.entryIndex), r.entryID.val(), r.parentID.val(), int32(r.lineNo),
 		r.typ.val(), r.timestamp.val(), r.role.val(), r.customType.val(), r.provider.val(), r.model.val(),
-		r.thinkingLevel.val(), r.onActiveBranch, nil, r.copyKey, r.raw.val())
+		r.thinkingLevel.val(), r.onActiveBranch, nil, r.copyKey, r.contentKey.val(), r.raw.val())
 }
 
 // blockRow is a row of ContentBlocksTable.
@@ -195,11 +196,12 @@ type toolRow struct {
 	byteSize        optInt
 	isError         optBool
 	copyKey         int64
+	contentKey      optInt
 }
 
 func (r *toolRow) values(dst []driver.Value, fileID driver.Value) []driver.Value {
 	return append(dst, fileID, int32(r.entryIndex), int32(r.blockIndex), r.timestamp.val(), r.isCall, r.isResult,
-		r.toolCallID.val(), r.toolName.val(), r.provider.val(), r.model.val(), r.byteSize.val(), r.isError.val(), r.copyKey)
+		r.toolCallID.val(), r.toolName.val(), r.provider.val(), r.model.val(), r.byteSize.val(), r.isError.val(), r.copyKey, r.contentKey.val())
 }
 
 // issueRow is a row of IngestIssuesTable.

@@ -15,8 +15,9 @@ import (
 // fill the tables do, so that old rows are made again: 2 counts distinct
 // entries with equal timestamps and tokens apart and leaves session_summary
 // usage without a model; 3 identifies entries with migration-derived ids as
-// v1 entries (a migrated v1 fork's copies count once).
-const SchemaVersion = 3
+// v1 entries (a migrated v1 fork's copies count once); 4 adds content_key to
+// entries and tool_uses (fork copies by id or, for v1 entries, by content).
+const SchemaVersion = 4
 
 // SchemaVersionKey is the Parquet key-value metadata key (and Arrow schema
 // metadata key) holding SchemaVersion.
@@ -145,7 +146,8 @@ var EntriesTable = newTable(TableEntries, "file_id, entry_index",
 	col("thinking_level", tString, null, "thinking_level_change thinkingLevel"),
 	col("on_active_branch", tBool, notNull, "on the path from the active leaf (last entry) to the root"),
 	col("fork_copy_of", tString, null, "session id of the oldest session holding the same entry when that is another file (SPEC.md §4)"),
-	col("copy_key", tBigint, notNull, "64-bit hash of the entry identity used for fork_copy_of"),
+	col("copy_key", tBigint, notNull, "64-bit hash of (entry id, entry timestamp), for an entry without id of the id migration gives it; fork_copy_of compares it"),
+	col("content_key", tBigint, null, "for a v1 entry (no id, or one migration derived), 64-bit hash of its members other than id, parentId and firstKeptEntryIndex/Id; fork_copy_of compares it too"),
 	col("raw_json", tString, null, "the record's JSON text (only with --with-raw)"),
 )
 
@@ -239,6 +241,7 @@ var ToolUsesTable = newTable(TableToolUses, "file_id, entry_index, block_index",
 	col("byte_size", tBigint, null, "content_blocks.byte_size"),
 	col("is_error", tBool, null, "content_blocks.is_error"),
 	col("copy_key", tBigint, notNull, "entries.copy_key: the tools report and the tool_calls view leave out the blocks of entries an older session holds too (fork copies), as entries.fork_copy_of does"),
+	col("content_key", tBigint, null, "entries.content_key, compared like copy_key"),
 )
 
 // Tables lists every exported table in load order (the tables of a

@@ -13,18 +13,27 @@ SELECT file_id, session_id,
 FROM sessions
 
 -- name: derive_fork_copies
--- entries.fork_copy_of: the session id of the first file (in session order)
--- holding the same entry (copy_key), when that is another file.
+-- entries.fork_copy_of: the session of the oldest file (in session order)
+-- holding the same entry, when that is another file. The same entry: the
+-- same copy_key (entry id and timestamp), or for v1 entries the same
+-- content_key (a v1 fork and its parent, once migrated, have different ids
+-- for the entries they share).
 UPDATE entries SET fork_copy_of = d.fork_copy_of
 FROM (
   SELECT file_id, entry_index,
-         CASE WHEN first_file <> file_id THEN first_session END AS fork_copy_of
+         CASE WHEN a_file <> file_id AND (b_file IS NULL OR b_file = file_id OR a_ord <= b_ord) THEN a_session
+              WHEN b_file <> file_id THEN b_session END AS fork_copy_of
   FROM (
     SELECT e.file_id, e.entry_index,
-           first_value(e.file_id) OVER w AS first_file,
-           first_value(o.session_id) OVER w AS first_session
+           first_value(e.file_id) OVER a AS a_file,
+           first_value(o.ord) OVER a AS a_ord,
+           first_value(o.session_id) OVER a AS a_session,
+           CASE WHEN e.content_key IS NOT NULL THEN first_value(e.file_id) OVER b END AS b_file,
+           CASE WHEN e.content_key IS NOT NULL THEN first_value(o.ord) OVER b END AS b_ord,
+           CASE WHEN e.content_key IS NOT NULL THEN first_value(o.session_id) OVER b END AS b_session
     FROM entries e JOIN session_order o USING (file_id)
-    WINDOW w AS (PARTITION BY e.copy_key ORDER BY o.ord, e.entry_index)
+    WINDOW a AS (PARTITION BY e.copy_key ORDER BY o.ord, e.entry_index),
+           b AS (PARTITION BY e.content_key ORDER BY o.ord, e.entry_index)
   )
 ) d
 WHERE entries.file_id = d.file_id AND entries.entry_index = d.entry_index
@@ -34,16 +43,18 @@ WHERE entries.file_id = d.file_id AND entries.entry_index = d.entry_index
 -- The tool_calls view (views.sql) of a usage-mode database, which has
 -- tool_uses instead of content_blocks and entries: the same query over the
 -- same rows. A block's entry is a fork copy when an older session (in
--- session_order's order) holds an entry with the same copy_key, as
--- derive_fork_copies decides for entries; only entries with tool blocks
--- are compared (a fork copies an entry verbatim, so a copy of such an
--- entry has them too).
+-- session_order's order) holds an entry with the same copy_key or
+-- content_key, as derive_fork_copies decides for entries; only entries with
+-- tool blocks are compared (a fork copies an entry verbatim, so a copy of
+-- such an entry has them too).
 WITH o AS (
   SELECT file_id, row_number() OVER (ORDER BY created_at ASC NULLS LAST, session_id, path) AS ord
   FROM sessions
 ), t AS (
   SELECT t.*,
-         first_value(t.file_id) OVER (PARTITION BY t.copy_key ORDER BY o.ord, t.entry_index) <> t.file_id AS fork_copy
+         first_value(t.file_id) OVER (PARTITION BY t.copy_key ORDER BY o.ord, t.entry_index) <> t.file_id
+         OR coalesce(t.content_key IS NOT NULL
+                     AND first_value(t.file_id) OVER (PARTITION BY t.content_key ORDER BY o.ord, t.entry_index) <> t.file_id, false) AS fork_copy
   FROM tool_uses t JOIN o USING (file_id)
 ), calls AS (
   SELECT file_id, tool_call_id, tool_name

@@ -84,5 +84,5 @@
 // Entries copied from an older session (fork copies) are left out, so a
 // forked call is counted once: in a full export, by entries.fork_copy_of;
 // in a usage-mode database, by the same rule applied when reporting to the
-// entries that have tool blocks (tool_uses.copy_key).
+// entries that have tool blocks (tool_uses.copy_key and content_key).
 package report

@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/sessions-etl/sessions-etl/export"
 	"github.com/sessions-etl/sessions-etl/importer"
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/migrate"
@@ -76,16 +78,18 @@ func TestTotalsSurviveMigrateAndImport(t *testing.T) {
 
 // TestForkOfMigratedSession: an Atomic fork of a migrated v1 session copies
 // the parent's entries with the ids migration derived for the parent
-// (SPEC.md §2.1), which are no ids of the fork's own; its copies still
-// count once, records and tool calls alike (SPEC.md §4).
+// (SPEC.md §2.1), which are no ids of the fork's own, and a fork of that
+// fork copies them again; every copy still counts once, records and tool
+// calls alike (SPEC.md §4), next to the migrated parent or next to its v1
+// original, in the report's database and in a full export.
 func TestForkOfMigratedSession(t *testing.T) {
-	dir := t.TempDir()
-	parent := filepath.Join(dir, "parent.jsonl")
-	writeFile(t, parent, `{"type":"session","id":"p-1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}
+	const v1Parent = `{"type":"session","id":"p-1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}
 {"type":"message","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"bash","arguments":{}}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":100,"output":10,"cacheRead":0,"cacheWrite":0},"stopReason":"toolUse","timestamp":1735689601000}}
 {"type":"message","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"hi"}],"isError":false,"timestamp":1735689602000}}
-`)
-	roots, err := ingest.PathRoots([]string{parent})
+`
+	migrated := filepath.Join(t.TempDir(), "parent.jsonl")
+	writeFile(t, migrated, v1Parent)
+	roots, err := ingest.PathRoots([]string{migrated})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,26 +98,49 @@ func TestForkOfMigratedSession(t *testing.T) {
 		func(migrate.FileResult) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(parent)
+	raw, err := os.ReadFile(migrated)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.SplitAfter(string(raw), "\n")
-	if !strings.Contains(lines[0], `"version":4`) || !strings.Contains(lines[2], `"id":"`+migrate.DerivedEntryID("p-1", 2, 0)+`"`) {
+	last := migrate.DerivedEntryID("p-1", 2, 0)
+	if !strings.Contains(lines[0], `"version":4`) || !strings.Contains(lines[2], `"id":"`+last+`"`) {
 		t.Fatalf("parent not migrated as expected:\n%s", raw)
 	}
-	fork := `{"type":"session","version":4,"id":"f-1","createdAt":"2025-01-02T00:00:00.000Z","cwd":"/w","parentSessionId":"p-1"}` + "\n" +
-		lines[1] + lines[2] +
-		`{"type":"message","id":"ffff0001","parentId":"` + migrate.DerivedEntryID("p-1", 2, 0) + `","timestamp":"2025-01-02T00:00:01.000Z","message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":7,"output":1,"cacheRead":0,"cacheWrite":0},"stopReason":"stop","timestamp":1735776001000}}` + "\n"
-	writeFile(t, filepath.Join(dir, "fork.jsonl"), fork)
-
-	db := filepath.Join(t.TempDir(), "r.duckdb")
-	r := runOnDB(t, Daily, db, []string{dir}, nil)
-	if r.Totals.Records != 2 || r.Totals.Input != 107 {
-		t.Errorf("totals %+v, want 2 records and 107 input tokens (the fork's copy once)", r.Totals.Tokens)
+	own := func(id, parent, day string, input int) string {
+		return `{"type":"message","id":"` + id + `","parentId":"` + parent + `","timestamp":"2025-01-0` + day + `T00:00:01.000Z","message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":` + strconv.Itoa(input) + `,"output":1,"cacheRead":0,"cacheWrite":0},"stopReason":"stop","timestamp":1735776001000}}` + "\n"
 	}
-	tools := runOnDB(t, Tools, db, []string{dir}, nil)
-	if tools.ToolTotals.Calls != 1 || tools.ToolTotals.Results != 1 {
-		t.Errorf("tools %d calls, %d results; want 1 and 1 (the fork's copy once)", tools.ToolTotals.Calls, tools.ToolTotals.Results)
+	// g-1 forks the migrated parent; h-1 forks g-1 (its header names g-1,
+	// not the session the copied ids were derived for).
+	child := `{"type":"session","version":4,"id":"g-1","createdAt":"2025-01-02T00:00:00.000Z","cwd":"/w","parentSessionId":"p-1"}` + "\n" +
+		lines[1] + lines[2] + own("aaaa0001", last, "2", 7)
+	grandchild := `{"type":"session","version":4,"id":"h-1","createdAt":"2025-01-03T00:00:00.000Z","cwd":"/w","parentSessionId":"g-1"}` + "\n" +
+		strings.Join(strings.SplitAfter(child, "\n")[1:], "") + own("bbbb0001", "aaaa0001", "3", 20)
+
+	for _, parent := range []struct{ name, text string }{{"migrated parent", string(raw)}, {"v1 parent", v1Parent}} {
+		t.Run(parent.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "parent.jsonl"), parent.text)
+			writeFile(t, filepath.Join(dir, "child.jsonl"), child)
+			writeFile(t, filepath.Join(dir, "grandchild.jsonl"), grandchild)
+			full := filepath.Join(t.TempDir(), "export.duckdb")
+			roots, err := ingest.PathRoots([]string{dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := export.Run(context.Background(), export.Options{Roots: roots, Workers: 2, DuckDBPath: full}); err != nil {
+				t.Fatal(err)
+			}
+			for _, db := range []string{filepath.Join(t.TempDir(), "r.duckdb"), full} {
+				r := runOnDB(t, Daily, db, []string{dir}, nil)
+				if r.Totals.Records != 3 || r.Totals.Input != 127 {
+					t.Errorf("%s: totals %+v, want 3 records and 127 input tokens (the copies once)", filepath.Base(db), r.Totals.Tokens)
+				}
+				tools := runOnDB(t, Tools, db, []string{dir}, nil)
+				if tools.ToolTotals.Calls != 1 || tools.ToolTotals.Results != 1 {
+					t.Errorf("%s: tools %d calls, %d results; want 1 and 1 (the copies once)", filepath.Base(db), tools.ToolTotals.Calls, tools.ToolTotals.Results)
+				}
+			}
+		})
 	}
 }

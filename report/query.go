@@ -436,7 +436,9 @@ func toolSources(mode export.Mode) (ctes, timeTable string) {
 ),
 t AS (
   SELECT t.*,
-         first_value(t.file_id) OVER (PARTITION BY t.copy_key ORDER BY o.ord, t.entry_index) <> t.file_id AS fork_copy
+         first_value(t.file_id) OVER (PARTITION BY t.copy_key ORDER BY o.ord, t.entry_index) <> t.file_id
+         OR coalesce(t.content_key IS NOT NULL
+                     AND first_value(t.file_id) OVER (PARTITION BY t.content_key ORDER BY o.ord, t.entry_index) <> t.file_id, false) AS fork_copy
   FROM tool_uses t JOIN o USING (file_id)
 ),
 calls AS (

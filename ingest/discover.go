@@ -69,12 +69,53 @@ func DefaultRootCandidates(home string) []Root {
 	}
 }
 
+// RootState is what a stat of a default root found.
+type RootState int
+
+const (
+	RootPresent    RootState = iota // a directory
+	RootMissing                     // not there (ENOENT, ENOTDIR), or not a directory
+	RootUnreadable                  // stat failed otherwise (EACCES on a parent, ELOOP, I/O)
+)
+
+func (s RootState) String() string {
+	switch s {
+	case RootPresent:
+		return "present"
+	case RootMissing:
+		return "missing"
+	}
+	return "unreadable"
+}
+
+// statRoot is os.Stat; tests replace it to provoke what a process running
+// as root cannot (a parent directory it may not search).
+var statRoot = os.Stat
+
+// DefaultRootState says whether the default root at path is there: a
+// directory, missing (does not exist, a parent is not a directory, or it
+// is not a directory), or unreadable (its stat failed for another reason,
+// such as a parent directory of mode 000).
+func DefaultRootState(path string) RootState {
+	st, err := statRoot(path)
+	switch {
+	case err == nil && st.IsDir():
+		return RootPresent
+	case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return RootMissing
+	}
+	return RootUnreadable
+}
+
 // DefaultRoots returns the default roots of SPEC.md §1.1 under home
-// ([DefaultRootCandidates]) that exist as directories.
+// ([DefaultRootCandidates]) that exist as directories, and those whose
+// stat failed other than with "does not exist" ([RootUnreadable]): an
+// unreadable root is not a missing one, and [Discover] reports it as an
+// unreadable path (error), as it does any directory it cannot read.
 func DefaultRoots(home string) []Root {
 	var out []Root
 	for _, r := range DefaultRootCandidates(home) {
-		if st, err := os.Stat(r.Path); err == nil && st.IsDir() {
+		if DefaultRootState(r.Path) != RootMissing {
 			out = append(out, r)
 		}
 	}
@@ -179,7 +220,7 @@ func (w *walker) source(r Root, path string) string {
 }
 
 func (w *walker) root(r Root) error {
-	fi, err := os.Stat(r.Path)
+	fi, err := statRoot(r.Path)
 	if err != nil {
 		if lfi, lerr := os.Lstat(r.Path); lerr == nil && lfi.Mode()&fs.ModeSymlink != 0 {
 			w.report(r.Path, w.source(r, r.Path), CodeBrokenLink, SeverityWarning, "symbolic link to a missing target")

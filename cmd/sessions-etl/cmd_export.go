@@ -208,6 +208,9 @@ func printRejected(w *bufio.Writer, sum export.Summary) {
 	if more := sum.Rejected - len(sum.RejectedFiles); more > 0 {
 		fmt.Fprintf(w, "  … and %d more.\n", more)
 	}
+	if sum.Kept > 0 {
+		fmt.Fprintf(w, "  (%s under the paths that could not be read kept the rows an earlier export read from them.)\n", plural(sum.Kept, "file", "files"))
+	}
 	fmt.Fprintf(w, "All of them: sessions-etl query --duckdb %s 'SELECT * FROM rejected_files'\n", strings.Join(quoteArgs([]string{sum.StatePath}), ""))
 }
 

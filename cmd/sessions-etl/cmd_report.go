@@ -308,5 +308,8 @@ func printReportRejected(w io.Writer, sum *export.Summary, db string) {
 	if more := sum.Rejected - len(sum.RejectedFiles); more > 0 {
 		fmt.Fprintf(w, "  … and %d more: sessions-etl query --duckdb %s 'SELECT * FROM rejected_files'\n", more, strings.Join(quoteArgs([]string{db}), ""))
 	}
+	if sum.Kept > 0 {
+		fmt.Fprintf(w, "  (%s under the paths that could not be read kept the usage an earlier run read from them.)\n", plural(sum.Kept, "file", "files"))
+	}
 	fmt.Fprintf(w, "Run 'sessions-etl validate' on the same paths to see each file and line.\n")
 }

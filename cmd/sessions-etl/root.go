@@ -170,7 +170,8 @@ func roots(ios *IO, args []string, skip ...string) ([]ingest.Root, error) {
 
 // lookedIn names the places a command searched for session files, for the
 // message saying none held any: the PATH arguments, or every default root
-// (with ~ for the home directory), marked "(missing)" when it does not exist.
+// (with ~ for the home directory), marked "(missing)" when it does not exist
+// and "(unreadable)" when it could not be looked at (ingest.DefaultRootState).
 func lookedIn(ios *IO, args []string) string {
 	if len(args) > 0 {
 		return strings.Join(args, ", ")
@@ -184,8 +185,11 @@ func lookedIn(ios *IO, args []string) string {
 		if !r.Recursive {
 			p = filepath.Join(p, "*.jsonl")
 		}
-		if st, err := os.Stat(r.Path); err != nil || !st.IsDir() {
+		switch ingest.DefaultRootState(r.Path) {
+		case ingest.RootMissing:
 			p += " (missing)"
+		case ingest.RootUnreadable:
+			p += " (unreadable)" // e.g. a parent of mode 000: not a missing root
 		}
 		where = append(where, p)
 	}

@@ -168,21 +168,7 @@ func printImportResult(w *bufio.Writer, r importer.Result, details bool) {
 		line += " (" + reason + ")"
 	}
 	fmt.Fprintln(w, line)
-	if details {
-		for _, c := range r.Repairs {
-			fmt.Fprintf(w, "    line %d: repair: %s\n", c.Line, c.What)
-		}
-		for _, c := range r.Changes {
-			fmt.Fprintf(w, "    line %d: %s\n", c.Line, c.What)
-		}
-	}
-	for _, c := range r.Notes {
-		if c.Line > 0 {
-			fmt.Fprintf(w, "    line %d: note: %s\n", c.Line, c.What)
-		} else {
-			fmt.Fprintf(w, "    note: %s\n", c.What)
-		}
-	}
+	printChanges(w, r.Repairs, r.Changes, r.Notes, details)
 }
 
 var importResultOrder = []string{importer.ResultImported, importer.ResultUpdated, importer.ResultAlreadyImported,

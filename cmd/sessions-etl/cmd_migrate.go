@@ -191,21 +191,7 @@ func printMigrateResult(w *bufio.Writer, r migrate.FileResult, dryRun, details b
 			fmt.Fprintf(w, "%-9s %s\n", r.Result, r.Path)
 		}
 	}
-	if details {
-		for _, c := range r.Repairs {
-			fmt.Fprintf(w, "    line %d: repair: %s\n", c.Line, c.What)
-		}
-		for _, c := range r.Changes {
-			fmt.Fprintf(w, "    line %d: %s\n", c.Line, c.What)
-		}
-	}
-	for _, c := range r.Notes {
-		if c.Line > 0 {
-			fmt.Fprintf(w, "    line %d: note: %s\n", c.Line, c.What)
-		} else {
-			fmt.Fprintf(w, "    note: %s\n", c.What)
-		}
-	}
+	printChanges(w, r.Repairs, r.Changes, r.Notes, details)
 }
 
 func runUndo(cmd *cobra.Command, ios *IO, opts *migrateOptions) error {

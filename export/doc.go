@@ -78,9 +78,11 @@
 // line too; sessions.torn flags the torn ones. Usage rows follow SPEC.md §4
 // (see the Kind* constants): an assistant message's usage, a toolResult's,
 // compaction, branch_summary and session_summary usage, and one
-// child_usage row per child_usage_attributed record. Usage without its own
-// model is attributed to the nearest preceding assistant message of the
-// file, else the last model_change, else the v1 header — except
+// child_usage row per child_usage_attributed record, priced as the model of
+// its target assistant message (the child's usage is folded into it) when
+// the target is in the file. Other usage without its own model is
+// attributed to the nearest preceding assistant message of the file, else
+// the last model_change, else the v1 header — except
 // session_summary usage: the format records no model for the summary call,
 // so its provider and model are NULL and it is priced only from a recorded
 // cost (otherwise unpriced, listed by unpriced_models), as `report` does.

@@ -88,7 +88,7 @@ type extractor struct {
 	haveAssistant, haveModelChange bool
 
 	// child_usage_attributed consistency
-	own      map[string]tokens4
+	own      map[string]ownUsage // assistant messages with usage, by entry id
 	children map[string]tokens4
 
 	// active branch
@@ -103,7 +103,7 @@ type extractor struct {
 }
 
 func newExtractor(opts *extractOptions) *extractor {
-	return &extractor{opts: opts, ck: validate.NewChecker(), own: map[string]tokens4{},
+	return &extractor{opts: opts, ck: validate.NewChecker(), own: map[string]ownUsage{},
 		children: map[string]tokens4{}, idIndex: map[string]int{}}
 }
 
@@ -367,7 +367,7 @@ func (x *extractor) entry(r *ingest.Record) {
 				row.api = str(t, t.Get(msg, "api"))
 				row.stopReason = str(t, t.Get(msg, "stopReason"))
 				if e.entryID.ok {
-					x.own[e.entryID.v] = tokens4{row.input, row.output, row.cacheRead, row.cacheWrite}
+					x.own[e.entryID.v] = ownUsage{tokens4{row.input, row.output, row.cacheRead, row.cacheWrite}, attr}
 				}
 				out.usage = append(out.usage, row)
 			}
@@ -418,7 +418,14 @@ func (x *extractor) entry(r *ingest.Record) {
 		}
 	case "child_usage_attributed":
 		if u := t.Get(root, "childUsage"); t.Kind(u) == ingest.KindObject {
-			row := x.usage(t, u, KindChildUsage, r, &e, tsRaw, msgTSRaw, x.attribution())
+			// The child's usage is folded into the target assistant message
+			// (seed 003): it is priced as the target's model when the target
+			// is in the file, else as usage without a model of its own.
+			attr := x.attribution()
+			if own, ok := x.own[str(t, t.Get(root, "targetId")).v]; ok {
+				attr = own.attr
+			}
+			row := x.usage(t, u, KindChildUsage, r, &e, tsRaw, msgTSRaw, attr)
 			out.usage = append(out.usage, row)
 			x.checkChild(t, root, r.Line, tokens4{row.input, row.output, row.cacheRead, row.cacheWrite})
 		}
@@ -436,6 +443,13 @@ func (x *extractor) entry(r *ingest.Record) {
 		e.typ = typ
 		out.entries = append(out.entries, e)
 	}
+}
+
+// ownUsage is an assistant message's own usage and the model it is priced
+// as, for the child_usage_attributed records that name it as their target.
+type ownUsage struct {
+	tokens tokens4
+	attr   model
 }
 
 // attribution is the provider/model of usage without its own (SPEC.md §4
@@ -462,7 +476,8 @@ func (x *extractor) checkChild(t *ingest.Tape, root, line int, child tokens4) {
 		return
 	}
 	got := tokens4{quietTok(t, agg, "input"), quietTok(t, agg, "output"), quietTok(t, agg, "cacheRead"), quietTok(t, agg, "cacheWrite")}
-	own, ok := x.own[target]
+	ownU, ok := x.own[target]
+	own := ownU.tokens
 	if !ok {
 		x.issuef(line, CodeChildUsageMismatch, "child usage names target %q, which is not an assistant message with usage earlier in the file", target)
 		return

@@ -76,6 +76,28 @@ func TestHugeTokenCounts(t *testing.T) {
 	}
 }
 
+// TestChildUsageTargetModel: a child's usage is folded into its target
+// assistant message (seed 003), so it is priced as the target's model, not
+// as the nearest preceding assistant's; without the target in the file it
+// falls back to the nearest preceding assistant.
+func TestChildUsageTargetModel(t *testing.T) {
+	db, _ := exportFiles(t, map[string]string{"s.jsonl": hdr3 + "\n" +
+		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"assistant","content":[],"provider":"anthropic","model":"claude-opus-4-1","usage":{"input":10,"output":1}}}` + "\n" +
+		`{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[],"provider":"anthropic","model":"claude-3-5-haiku","usage":{"input":10,"output":1}}}` + "\n" +
+		`{"type":"child_usage_attributed","id":"c1","parentId":"a2","timestamp":"2026-01-01T00:00:03.000Z","targetId":"a1","childUsage":{"input":1000000,"output":0}}` + "\n" +
+		`{"type":"child_usage_attributed","id":"c2","parentId":"c1","timestamp":"2026-01-01T00:00:04.000Z","targetId":"zz","childUsage":{"input":5,"output":0}}` + "\n"}, nil)
+	got := queryStrings(t, db, "SELECT entry_id, kind, model, input, round(cost_total, 6) FROM usage ORDER BY entry_index")
+	want := []string{
+		"a1|assistant|claude-opus-4-1|10|0.000225",
+		"a2|assistant|claude-3-5-haiku|10|1.2e-05",
+		"c1|child_usage|claude-opus-4-1|1000000|15",
+		"c2|child_usage|claude-3-5-haiku|5|4e-06",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("usage (-want +got):\n%s", d)
+	}
+}
+
 func TestChildUsageMismatch(t *testing.T) {
 	db, _ := exportFiles(t, map[string]string{"s.jsonl": hdr3 + "\n" +
 		`{"type":"message","id":"p1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"assistant","content":[],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":100,"output":10}}}` + "\n" +

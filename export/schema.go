@@ -16,7 +16,8 @@ import (
 // entries with equal timestamps and tokens apart and leaves session_summary
 // usage without a model; 3 identifies entries with migration-derived ids as
 // v1 entries (a migrated v1 fork's copies count once); 4 adds content_key to
-// entries and tool_uses (fork copies by id or, for v1 entries, by content).
+// entries and tool_uses (fork copies by id or, for v1 entries, by content)
+// and prices child usage as its target's model.
 const SchemaVersion = 4
 
 // SchemaVersionKey is the Parquet key-value metadata key (and Arrow schema

@@ -867,21 +867,25 @@ func (x *extractor) finish() *fileResult {
 	res := x.ck.Finish()
 	out.res = res
 	torn := false
-	bom := false
+	bom, headerLineErr := false, false
 	for _, is := range res.Issues {
-		switch is.Code {
-		case ingest.CodeTornFinalRecord:
+		switch {
+		case is.Code == ingest.CodeTornFinalRecord:
 			torn = true
-		case ingest.CodeBOM:
+		case is.Code == ingest.CodeBOM:
 			bom = true
+		case is.Line == 1 && is.Severity == ingest.SeverityError:
+			headerLineErr = true // e.g. the header shares its line with records
 		}
 	}
 	use := x.isSession
 	switch res.Status {
 	case validate.StatusNeedsUpgrade, validate.StatusCurrent, validate.StatusTorn, validate.StatusCorrupt:
 	case validate.StatusNotSession:
-		// A BOM before an otherwise good header: read with the BOM dropped, flagged by the status.
-		use = use && bom && res.FormatVersion >= 1 && res.FormatVersion <= validate.CurrentVersion
+		// A BOM before an otherwise good header: read with the BOM dropped,
+		// flagged by the status. A header line with another error (records
+		// glued to the header) is not_session with or without a BOM.
+		use = use && bom && !headerLineErr && res.FormatVersion >= 1 && res.FormatVersion <= validate.CurrentVersion
 	default:
 		use = false
 	}

@@ -76,6 +76,26 @@ func TestHugeTokenCounts(t *testing.T) {
 	}
 }
 
+// TestHeaderLineGluedWithBOM: a header that shares its line with a record
+// makes the file not_session, and its records are not used, with or
+// without a BOM before it (a BOM before an otherwise good header is read
+// with the BOM dropped; a tester saw the glued record counted only when a
+// BOM was there).
+func TestHeaderLineGluedWithBOM(t *testing.T) {
+	rec := `{"type":"message","id":"b1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"assistant","content":[],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":40,"output":1}}}`
+	good := `{"type":"message","id":"b2","parentId":null,"timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":7,"output":1}}}`
+	db, _ := exportFiles(t, map[string]string{
+		"glued.jsonl":     hdr3 + rec + "\n",
+		"glued-bom.jsonl": "\ufeff" + hdr3 + rec + "\n",
+		"bom.jsonl":       "\ufeff" + strings.Replace(hdr3, "0001", "0002", 1) + "\n" + good + "\n",
+	}, nil)
+	got := queryStrings(t, db, "SELECT regexp_extract(f.path, '[^/]+$'), f.status, count(u.file_id) FROM files f LEFT JOIN usage u USING (file_id) GROUP BY ALL ORDER BY 1")
+	want := []string{"bom.jsonl|not_session|1", "glued-bom.jsonl|not_session|0", "glued.jsonl|not_session|0"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("files (-want +got):\n%s", d)
+	}
+}
+
 // TestChildUsageTargetModel: a child's usage is folded into its target
 // assistant message (seed 003), so it is priced as the target's model, not
 // as the nearest preceding assistant's; without the target in the file it

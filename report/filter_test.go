@@ -26,6 +26,8 @@ func TestFilters(t *testing.T) {
 		{"source custom", func(o *Options) { o.Source = "custom" }, 120 + 3500 + 2812, map[string]int64{}},
 		{"project name", func(o *Options) { o.Project = "app" }, 300, map[string]int64{"bash": 2, "read": 1}},
 		{"project cwd", func(o *Options) { o.Project = "/w/app-fork" }, 1050, map[string]int64{"read": 1}},
+		{"project cwd, trailing slash", func(o *Options) { o.Project = "/w/app-fork/" }, 1050, map[string]int64{"read": 1}},
+		{"project name, trailing slash", func(o *Options) { o.Project = "app/" }, 300, map[string]int64{"bash": 2, "read": 1}},
 		{"project none", func(o *Options) { o.Project = "nope" }, 0, map[string]int64{}},
 		{"model substring, any case", func(o *Options) { o.Model = "GPT" }, 1000, map[string]int64{"read": 1}},
 		{"model provider/", func(o *Options) { o.Model = "anthropic/" }, 7320, map[string]int64{"bash": 2, "read": 1}},

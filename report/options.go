@@ -78,7 +78,7 @@ type Options struct {
 	Since, Until time.Time
 
 	Source  string // "" or one of Sources
-	Project string // project name or cwd, exact
+	Project string // project name or cwd, exact but for trailing slashes
 	Model   string // case-insensitive substring of model or provider/model
 
 	CostMode export.CostMode // "" is auto

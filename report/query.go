@@ -170,8 +170,14 @@ func filterSQL(o *Options) (string, []any) {
 		args = append(args, o.Source)
 	}
 	if o.Project != "" {
-		conds = append(conds, "(project = ? OR cwd = ?)")
-		args = append(args, o.Project, o.Project)
+		// A trailing slash names the same directory (as projectOf reads
+		// cwd): "/home/dev/app/", "/home/dev/app" and "app/" all select it.
+		p := strings.TrimRight(o.Project, "/")
+		if p == "" {
+			p = o.Project
+		}
+		conds = append(conds, "(project = ? OR cwd = ? OR rtrim(cwd, '/') = ?)")
+		args = append(args, p, o.Project, p)
 	}
 	if o.Model != "" {
 		m := strings.ToLower(o.Model)

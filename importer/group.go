@@ -184,7 +184,8 @@ func (im *importer) prepare(ctx context.Context, sf *srcFile, r *Result) *member
 	r.Size = meta.Size
 	m := &member{sf: sf, res: r, fh: fh, meta: meta}
 	plan, err := migrate.PlanFile(ctx, fh, meta.Size, migrate.PlanOptions{Repair: im.opts.Repair,
-		KeepUnresolvedParent: im.opts.KeepUnresolvedParent, ResolveParent: im.ix.Resolve})
+		KeepUnresolvedParent: im.opts.KeepUnresolvedParent, ResolveParent: im.ix.Resolve,
+		RemovedKept: RemovedKept})
 	var se *migrate.SkipError
 	switch {
 	case errors.As(err, &se):

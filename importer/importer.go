@@ -81,6 +81,11 @@ type Options struct {
 	Progress func(int64)
 }
 
+// RemovedKept is where the bytes an import's repair leaves out of the copy
+// remain: the source is never modified, and an import backs up only the
+// store files it replaces.
+const RemovedKept = "the source file keeps it"
+
 // Result is what happened to one source file.
 type Result struct {
 	Path        string           `json:"path"`

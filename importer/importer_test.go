@@ -689,3 +689,29 @@ func TestImportRerunImportsOnlyNewSessions(t *testing.T) {
 		}
 	}
 }
+
+// TestImportRepairSaysSourceKeepsFragment: an import never modifies its
+// source and backs up only store files it replaces, so a repair that leaves
+// bytes out of the copy says the source keeps them (not "the backup"), in
+// the result and in the journal.
+func TestImportRepairSaysSourceKeepsFragment(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "torn.jsonl")
+	mustWrite(t, src, []byte(header("dddddddd-0000-4000-8000-000000000004", "3", "")+entries(1, 2)+`{"type":"message","id":"e9`), 0o600, time.Now())
+	e := newEnv(t)
+	out := e.run(t, []string{src}, t.TempDir(), func(o *Options) { o.Repair = true })
+	r := out.byPath[src]
+	if r.Result != ResultImported || len(r.Repairs) != 1 {
+		t.Fatalf("%+v", r)
+	}
+	if what := r.Repairs[0].What; !strings.Contains(what, "the source file keeps it") || strings.Contains(what, "backup") {
+		t.Errorf("repair message %q", what)
+	}
+	entries, err := migrate.ReadJournal(out.sum.RunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || len(entries[0].Repairs) != 1 || strings.Contains(entries[0].Repairs[0], "backup") {
+		t.Errorf("journal: %+v", entries)
+	}
+}

@@ -191,7 +191,7 @@ func (im *importer) replace(ctx context.Context, t *tgt, src io.ReaderAt, size i
 
 // OpMkdir is the Op of the results [Undo] emits for the directories it
 // removes.
-const OpMkdir = "mkdir"
+const OpMkdir = migrate.OpMkdir
 
 // Undo takes back the import run in runDir: files it created are removed
 // if unchanged since, files it replaced are restored from their backups

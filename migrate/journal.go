@@ -23,6 +23,10 @@ const (
 	OpMove    = "move"    // a file moved by --relayout
 	OpCreate  = "create"  // a file created (import)
 	OpUpdate  = "update"  // a file replaced by a longer version of itself (import)
+	OpMkdir   = "mkdir"   // a directory created for a move (--relayout); undo removes it when empty
+	// OpMoveFailed follows the OpMove record (same path and from) of a move
+	// whose rename failed: the file never left its old path.
+	OpMoveFailed = "move_failed"
 )
 
 // JournalEntry is one line of a run's journal.jsonl: enough to tell what a

@@ -70,6 +70,11 @@ type PlanOptions struct {
 	// KeepUnresolvedParent writes v4 even when a parentSession path cannot
 	// be resolved to a session id, keeping the path in parentSession.
 	KeepUnresolvedParent bool
+	// RemovedKept says, in the messages of repairs that remove bytes, where
+	// those bytes remain: "" means "kept in the backup" (migrate); import
+	// says that the source file keeps them, migrate --no-backup that they
+	// are not kept.
+	RemovedKept string
 	// ResolveParent maps a header's parentSession path to the parent's
 	// session id (SPEC.md §2.1). Nil resolves nothing.
 	ResolveParent func(parentPath string) (id string, ok bool)
@@ -199,6 +204,7 @@ type planner struct {
 	splitOrder []int
 	bom        bool
 	torn       bool
+	tornLine   int // the torn final line
 	noNewline  bool
 	conflict   string // why the file cannot be edited safely
 	firstSplit bool   // the header shares its line with other records
@@ -226,6 +232,7 @@ func (p *planner) Issue(is ingest.Issue) {
 		p.bom = true
 	case ingest.CodeTornFinalRecord:
 		p.torn = true
+		p.tornLine = is.Line
 	case ingest.CodeNoTrailingNewline:
 		p.noNewline = true
 		p.lastLine = is.Line
@@ -502,7 +509,7 @@ func (p *planner) planRepairs(plan *Plan, size int64) error {
 			repl = append(repl, '\n') // the agent's next append must start on a new line
 		}
 		plan.Edits = append(plan.Edits, Edit{Off: sl.start, End: sl.end, New: repl})
-		plan.Repairs = append(plan.Repairs, Change{Line: ln, What: fmt.Sprintf("split %d records onto their own lines%s", len(sl.values), droppedNote(sl))})
+		plan.Repairs = append(plan.Repairs, Change{Line: ln, What: fmt.Sprintf("split %d records onto their own lines%s", len(sl.values), p.droppedNote(sl))})
 	}
 	if p.torn {
 		start, err := lastLineStart(p.src, size)
@@ -510,7 +517,7 @@ func (p *planner) planRepairs(plan *Plan, size int64) error {
 			return err
 		}
 		var values [][2]int64
-		line := 0
+		line := p.tornLine
 		if sl := p.split[p.lastSplitLine()]; sl != nil && sl.final {
 			values = sl.values
 			line = sl.line
@@ -520,9 +527,9 @@ func (p *planner) planRepairs(plan *Plan, size int64) error {
 			repl = append(p.joinValues(&splitLine{values: values}, []byte("\n")), '\n')
 		}
 		plan.Edits = append(plan.Edits, Edit{Off: start, End: size, New: repl})
-		what := fmt.Sprintf("removed the torn final fragment (%d bytes, kept in the backup)", size-start-int64(valuesLen(values)))
+		what := fmt.Sprintf("removed the torn final fragment (%d bytes, %s)", size-start-int64(valuesLen(values)), p.kept())
 		if len(values) > 0 {
-			what = fmt.Sprintf("kept %d complete records of the final line and removed its torn fragment (kept in the backup)", len(values))
+			what = fmt.Sprintf("kept %d complete records of the final line and removed its torn fragment (%s)", len(values), p.kept())
 		}
 		plan.Repairs = append(plan.Repairs, Change{Line: line, What: what})
 	}
@@ -544,12 +551,33 @@ func valuesLen(v [][2]int64) int {
 	return n
 }
 
-func droppedNote(sl *splitLine) string {
-	covered := int64(valuesLen(sl.values))
-	if sl.end-sl.start > covered+int64(len(sl.values)) {
-		return ", dropped an unrecoverable fragment (kept in the backup)"
+// droppedNote tells whether splitting sl drops anything: the bytes of the
+// line outside its records. JSON whitespace between (or around) records is
+// not a fragment: dropping it loses nothing, so it is not reported.
+func (p *planner) droppedNote(sl *splitLine) string {
+	buf := make([]byte, sl.end-sl.start)
+	if _, err := p.src.ReadAt(buf, sl.start); err != nil && err != io.EOF {
+		if p.err == nil {
+			p.err = fmt.Errorf("read records to repair: %w", err)
+		}
+		return ""
+	}
+	pos := sl.start
+	for _, v := range append(sl.values, [2]int64{sl.end, sl.end}) {
+		if v[0] > pos && len(bytes.Trim(buf[pos-sl.start:v[0]-sl.start], " \t\r\n")) > 0 {
+			return ", dropped an unrecoverable fragment (" + p.kept() + ")"
+		}
+		pos = max(pos, v[1])
 	}
 	return ""
+}
+
+// kept says where the bytes a repair removes remain (PlanOptions.RemovedKept).
+func (p *planner) kept() string {
+	if p.opts.RemovedKept != "" {
+		return p.opts.RemovedKept
+	}
+	return "kept in the backup"
 }
 
 func (p *planner) joinValues(sl *splitLine, sep []byte) []byte {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,41 +35,154 @@ func RelayoutTarget(path string, hdr validate.Header) (string, error) {
 	switch {
 	case filepath.Base(dir) == "agent" && filepath.Base(parent) == ".pi":
 		if hdr.Cwd == "" {
-			return "", errors.New("the header has no cwd to choose a per-cwd directory")
+			return "", errNoCwd
 		}
 		return filepath.Join(dir, "sessions", EncodeCwd(hdr.Cwd), filepath.Base(path)), nil
 	case filepath.Base(parent) == "sessions" && filepath.Base(filepath.Dir(parent)) == "agent" &&
 		filepath.Base(filepath.Dir(filepath.Dir(parent))) == ".prime":
 		if hdr.ID == "" || strings.ContainsAny(hdr.ID, `/\`) {
-			return "", errors.New("the header has no usable session id for a flat file name")
+			return "", errNoID
 		}
 		return filepath.Join(parent, hdr.ID+".jsonl"), nil
 	}
 	return "", nil
 }
 
-// moveNoReplace renames from to to, failing with an error wrapping
-// os.ErrExist when to exists: never overwrite (SPEC.md §2.4).
-func moveNoReplace(from, to string) error {
-	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
-		return err
-	}
+// Reasons a file was not moved by --relayout (FileResult.NotMoved). They
+// are not failures: the file is intact where it was (README.md).
+const (
+	NotMovedTargetExists = "target_exists" // the target path is taken: never overwritten
+	NotMovedNoCwd        = "no_cwd"        // a legacy pi file whose header has no cwd
+	NotMovedNoID         = "no_session_id" // a Prime per-project file without a usable session id
+	NotMovedSymlink      = "symlink"       // a symbolic link: its target is the user's to move
+)
+
+// ReasonMoveFailed is the reason of a failed result whose move (--relayout)
+// failed: the file is still at its old path (upgraded, if it needed it).
+const ReasonMoveFailed = "move_failed"
+
+// errNoCwd and errNoID are RelayoutTarget's reasons for not moving a file.
+var (
+	errNoCwd = errors.New("the header has no cwd to choose a per-cwd directory")
+	errNoID  = errors.New("the header has no usable session id for a flat file name")
+)
+
+// renameNoReplace renames from to to, failing with an error wrapping
+// os.ErrExist when to exists: never overwrite (SPEC.md §2.4). A variable,
+// so that tests can make a rename fail.
+var renameNoReplace = func(from, to string) error {
 	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
 		// The file system cannot rename without replacing: link + unlink.
 		if err := os.Link(from, to); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("%s already exists: %w", to, os.ErrExist)
+			}
 			return err
 		}
-		return os.Remove(from)
+		if err := os.Remove(from); err != nil {
+			_ = os.Remove(to) // all or nothing: the file stays at from
+			return err
+		}
+		return nil
 	}
 	if errors.Is(err, unix.EEXIST) {
 		return fmt.Errorf("%s already exists: %w", to, os.ErrExist)
 	}
-	return err
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	}
+	return nil
+}
+
+// moveNoReplace creates the directory of to if needed and renames from to
+// to without ever replacing it (renameNoReplace).
+func moveNoReplace(from, to string) error {
+	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+		return err
+	}
+	return renameNoReplace(from, to)
+}
+
+// mkdirs creates dir and its missing parents for a move, journaling each
+// directory it creates (OpMkdir) so that undo can remove it again when it is
+// empty. A directory is journaled after os.Mkdir created it (not before): a
+// crash in between leaves an empty, unjournaled directory, which is harmless,
+// whereas journaling first could make undo remove a directory somebody else
+// created meanwhile. Directories that already exist (made by the agent, the
+// user or another worker) are not journaled. Calls are serialized so that a
+// worker never removes (at the end of the run) what another is moving into.
+func (m *migrator) mkdirs(dir string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		d := missing[i]
+		if err := os.Mkdir(d, 0o700); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				continue
+			}
+			return err
+		}
+		_ = syncDir(filepath.Dir(d))
+		if err := m.run.Record(JournalEntry{Op: OpMkdir, Path: d, Mode: "0700", Time: m.opts.Now().UTC()}); err != nil {
+			_ = os.Remove(d)
+			return err
+		}
+		m.madeDirs = append(m.madeDirs, d)
+	}
+	return nil
+}
+
+// removeEmptyDirs removes, deepest first, the directories the run created
+// that are empty at its end (every move into them failed). os.Remove never
+// removes a directory that holds anything.
+func (m *migrator) removeEmptyDirs() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := len(m.madeDirs) - 1; i >= 0; i-- {
+		_ = os.Remove(m.madeDirs[i])
+	}
+}
+
+// notMoved records why a file stays where it is.
+func notMoved(res FileResult, reason, what string) FileResult {
+	res.NotMoved = reason
+	res.Notes = append(res.Notes, Change{What: "not moved: " + what})
+	return res
+}
+
+// moveFailed turns res into a failed result: the move was tried and did not
+// happen. The file is intact at its old path; an upgrade done before the
+// move stays (it is journaled and undoable on its own).
+func moveFailed(res FileResult, to string, err error) FileResult {
+	detail := "could not move it to " + to + ": " + err.Error()
+	if res.Result == ResultUpgraded {
+		detail = "upgraded in place, but " + detail
+	}
+	res.Result, res.Reason, res.Detail = ResultFailed, ReasonMoveFailed, detail
+	return res
 }
 
 // relayout moves one loadable file into the current layout under its
 // locks and journals the move.
+//
+// The move is journaled before the rename (write-ahead): a crash right after
+// the rename must not leave a move undo does not know about. When the rename
+// then fails, an OpMoveFailed record follows, so that undo reports the file
+// as already_original instead of looking for it at the target; undo also
+// treats a journaled move whose file is still at its old path and absent
+// from the target as already_original (a crash between the failed rename
+// and that record).
 func (m *migrator) relayout(ctx context.Context, f ingest.File, res FileResult) FileResult {
 	hres, err := validate.File(ctx, &ingest.Reader{MaxDepth: 1}, validate.NewChecker(), res.Path)
 	if err != nil || !hres.Status.Loadable() {
@@ -76,20 +190,22 @@ func (m *migrator) relayout(ctx context.Context, f ingest.File, res FileResult) 
 	}
 	from := res.Path
 	to, err := RelayoutTarget(from, hres.Header)
-	if err != nil {
-		res.Notes = append(res.Notes, Change{What: "not moved: " + err.Error()})
-		return res
+	switch {
+	case errors.Is(err, errNoCwd):
+		return notMoved(res, NotMovedNoCwd, err.Error())
+	case errors.Is(err, errNoID):
+		return notMoved(res, NotMovedNoID, err.Error())
+	case err != nil:
+		return moveFailed(res, to, err)
 	}
 	if to == "" || to == from {
 		return res
 	}
 	if fi, err := os.Lstat(from); err != nil || fi.Mode()&os.ModeSymlink != 0 {
-		res.Notes = append(res.Notes, Change{What: "not moved: a symbolic link (move its target yourself)"})
-		return res
+		return notMoved(res, NotMovedSymlink, "a symbolic link (move its target yourself)")
 	}
 	if _, err := os.Lstat(to); err == nil {
-		res.Notes = append(res.Notes, Change{What: "not moved: " + to + " already exists"})
-		return res
+		return notMoved(res, NotMovedTargetExists, to+" already exists")
 	}
 	if m.opts.DryRun {
 		res.MovedTo = to
@@ -116,14 +232,23 @@ func (m *migrator) relayout(ctx context.Context, f ingest.File, res FileResult) 
 	if err != nil {
 		return failed(res, err)
 	}
+	if err := m.mkdirs(filepath.Dir(to)); err != nil {
+		return moveFailed(res, to, err)
+	}
 	meta := metaOf(fi)
-	if err := m.run.Record(JournalEntry{Op: OpMove, Path: to, From: from, Size: meta.Size, Mtime: meta.Mtime,
-		Mode: modeString(meta.Mode), SHA256After: sum, Time: m.opts.Now().UTC()}); err != nil {
+	entry := JournalEntry{Op: OpMove, Path: to, From: from, Size: meta.Size, Mtime: meta.Mtime,
+		Mode: modeString(meta.Mode), SHA256After: sum, Time: m.opts.Now().UTC()}
+	if err := m.run.Record(entry); err != nil {
 		return failed(res, err)
 	}
-	if err := moveNoReplace(from, to); err != nil {
-		res.Notes = append(res.Notes, Change{What: "not moved: " + err.Error()})
-		return res
+	if err := renameNoReplace(from, to); err != nil {
+		entry.Op, entry.Time = OpMoveFailed, m.opts.Now().UTC()
+		_ = m.run.Record(entry) // undo also copes without it
+		if errors.Is(err, os.ErrExist) {
+			// Taken between the check above and the rename.
+			return notMoved(res, NotMovedTargetExists, to+" already exists")
+		}
+		return moveFailed(res, to, err)
 	}
 	_ = syncDir(filepath.Dir(to))
 	_ = syncDir(filepath.Dir(from))

@@ -61,7 +61,11 @@ type FileResult struct {
 	Repairs     []Change `json:"repairs,omitempty"`
 	Notes       []Change `json:"notes,omitempty"`
 	MovedTo     string   `json:"moved_to,omitempty"`
-	Size        int64    `json:"size_bytes"`
+	// NotMoved is why --relayout left a file that is not in the current
+	// layout where it is (NotMoved* constants; a note gives the detail). Not
+	// a failure: the file is intact.
+	NotMoved string `json:"not_moved,omitempty"`
+	Size     int64  `json:"size_bytes"`
 }
 
 // Failed reports whether the file counts as "could not be upgraded" for
@@ -93,6 +97,10 @@ type Summary struct {
 	DryRun       bool           `json:"dry_run"`
 	Elapsed      time.Duration  `json:"-"`
 	TempsRemoved int            `json:"stale_temp_files_removed"`
+	// NotMoved counts the files --relayout left where they are (not
+	// failures), NotMovedByReason by FileResult.NotMoved.
+	NotMoved         int            `json:"not_moved"`
+	NotMovedByReason map[string]int `json:"not_moved_by_reason"`
 }
 
 // ParentIndex resolves parentSession paths to session ids by the rules of
@@ -183,7 +191,7 @@ func Run(ctx context.Context, opts Options, emit func(FileResult) error) (Summar
 	if opts.Lock == (LockConfig{}) {
 		opts.Lock = DefaultLockConfig
 	}
-	sum := Summary{ByResult: map[string]int{}, ByReason: map[string]int{}, DryRun: opts.DryRun}
+	sum := Summary{ByResult: map[string]int{}, ByReason: map[string]int{}, NotMovedByReason: map[string]int{}, DryRun: opts.DryRun}
 
 	// Phase 1: discover every file and read its header.
 	type item struct {
@@ -263,8 +271,15 @@ func Run(ctx context.Context, opts Options, emit func(FileResult) error) (Summar
 			if r.Failed() {
 				sum.Failed++
 			}
+			if r.NotMoved != "" {
+				sum.NotMoved++
+				sum.NotMovedByReason[r.NotMoved]++
+			}
 			return emit(r)
 		})
+	if run != nil {
+		m.removeEmptyDirs()
+	}
 	sum.Elapsed = time.Since(start)
 	if run != nil && run.Empty() {
 		sum.RunID, sum.RunDir = "", ""
@@ -273,10 +288,11 @@ func Run(ctx context.Context, opts Options, emit func(FileResult) error) (Summar
 }
 
 type migrator struct {
-	opts Options
-	ix   *ParentIndex
-	run  *RunDir
-	mu   sync.Mutex
+	opts     Options
+	ix       *ParentIndex
+	run      *RunDir
+	mu       sync.Mutex // serializes directory creation for moves (mkdirs)
+	madeDirs []string   // directories the run created, parents first
 }
 
 // maxAttempts bounds re-planning when a file keeps changing under us (a
@@ -286,6 +302,9 @@ const maxAttempts = 3
 func (m *migrator) file(ctx context.Context, f ingest.File) FileResult {
 	res := FileResult{Path: f.Path, Source: f.Source, Size: f.Size}
 	popts := PlanOptions{Repair: m.opts.Repair, KeepUnresolvedParent: m.opts.KeepUnresolvedParent, ResolveParent: m.ix.Resolve}
+	if !m.opts.Backup {
+		popts.RemovedKept = "not kept: --no-backup"
+	}
 	if m.opts.DryRun {
 		fh, err := ingest.OpenRegular(f.Path)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
@@ -42,10 +43,13 @@ type UndoOptions struct {
 	LockWait time.Duration
 	Lock     LockConfig
 	// Ops lists the journal operations this undo may take back (nil: all).
-	// `migrate --undo` passes rewrite and move, `import --undo` create and
+	// `migrate --undo` passes [MigrateOps], `import --undo` create and
 	// update, so neither takes back the other command's run by mistake.
 	Ops []string
 }
+
+// MigrateOps are the journal operations of a migrate run.
+var MigrateOps = []string{OpRewrite, OpMove, OpMoveFailed, OpMkdir}
 
 // ErrWrongRun reports an undo asked of a run journaled by another command.
 var ErrWrongRun = errors.New("not a run of this command")
@@ -76,17 +80,52 @@ func Undo(ctx context.Context, runDir string, opts UndoOptions, emit func(UndoRe
 			}
 		}
 	}
+	// Moves whose rename failed during the run (OpMoveFailed follows their
+	// write-ahead OpMove record): the file never left its old path.
+	failedMoves := map[[2]string]bool{}
+	for _, e := range entries {
+		if e.Op == OpMoveFailed {
+			failedMoves[[2]string{e.Path, e.From}] = true
+		}
+	}
 	for i := len(entries) - 1; i >= 0; i-- {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		e := entries[i]
-		r := undoOne(ctx, runDir, e, opts)
+		var r UndoResult
+		switch {
+		case e.Op == OpMoveFailed:
+			continue // reported with its OpMove entry
+		case e.Op == OpMkdir:
+			// Newest first: every move into the directory is taken back
+			// already. Remove it only when empty (os.Remove never removes a
+			// directory holding anything); a directory kept or gone is not
+			// reported.
+			if err := os.Remove(e.Path); err != nil {
+				continue
+			}
+			_ = syncDir(filepath.Dir(e.Path))
+			r = UndoResult{Op: OpMkdir, Path: e.Path, Result: UndoRemoved}
+		case e.Op == OpMove && failedMoves[[2]string{e.Path, e.From}]:
+			r = UndoResult{Op: e.Op, Path: e.Path, Result: UndoAlready,
+				Detail: "the move failed during the run: the file stayed at " + e.From}
+		default:
+			r = undoOne(ctx, runDir, e, opts)
+		}
 		if err := emit(r); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// absent reports whether an Lstat error means that no file is at the path:
+// it does not exist, or the path cannot name a file (a component too long,
+// a NUL byte, a component that is not a directory).
+func absent(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENAMETOOLONG) ||
+		errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // withBackup names the run's backup of e's original in r, when one was
@@ -104,8 +143,10 @@ func undoOne(ctx context.Context, runDir string, e JournalEntry, opts UndoOption
 		r.Result, r.Detail = UndoFailed, err.Error()
 		return withBackup(r, runDir, e)
 	}
-	if _, err := os.Lstat(e.Path); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(e.Path); err != nil && absent(err) {
 		if e.Op == OpMove && fileExists(e.From) {
+			// Moved back already, or never moved (a crash between a failed
+			// rename and its OpMoveFailed record).
 			r.Result, r.Detail = UndoAlready, "already at "+e.From
 			return r
 		}

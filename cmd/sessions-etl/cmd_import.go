@@ -138,8 +138,9 @@ func runImport(cmd *cobra.Command, ios *IO, opts *importOptions, args []string) 
 	return nil
 }
 
-// showImportResult: problems and replacements always; new copies in a dry
-// run; everything with --verbose.
+// showImportResult: problems and replacements always, new copies when
+// repaired (the copy differs from the source beyond the upgrade) or in a
+// dry run; everything with --verbose.
 func showImportResult(r importer.Result, opts *importOptions) bool {
 	switch {
 	case opts.Verbose:
@@ -147,7 +148,7 @@ func showImportResult(r importer.Result, opts *importOptions) bool {
 	case r.Failed(), r.Result == importer.ResultUpdated:
 		return true
 	case r.Result == importer.ResultImported:
-		return opts.DryRun
+		return opts.DryRun || len(r.Repairs) > 0
 	}
 	return false
 }

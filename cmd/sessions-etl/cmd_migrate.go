@@ -44,7 +44,10 @@ processes, through a temporary file, fsync, rename and directory fsync, with its
 permission bits and modification time kept. Originals are copied into a run
 directory first; "migrate --undo RUN" restores them.
 
-Results per file: upgraded, current, skipped (with a reason), locked, failed.
+Results per file: upgraded, current, skipped (with a reason), locked, failed,
+and moved with --relayout. A failed move is failed (move_failed); a file
+--relayout leaves in place on purpose (target exists, no cwd) is listed as
+"not moved" with its reason and is not a failure.
 Exit status: 0 when every file is upgraded, current or empty; 1 otherwise.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Undo != "" {
@@ -106,10 +109,7 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 		if opts.JSON {
 			return enc.Encode(r)
 		}
-		if r.Result == migrate.ResultCurrent && !opts.Verbose {
-			return nil
-		}
-		if r.Result == migrate.ResultUpgraded && !opts.Verbose && !opts.DryRun {
+		if !showMigrateResult(r, opts) {
 			return nil
 		}
 		printMigrateResult(out, r, opts.DryRun, opts.Verbose)
@@ -140,25 +140,76 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 				parts = append(parts, fmt.Sprintf("%d %s", n, label))
 			}
 		}
+		if sum.NotMoved > 0 {
+			var why []string
+			for _, k := range notMovedOrder {
+				if n := sum.NotMovedByReason[k]; n > 0 {
+					why = append(why, fmt.Sprintf("%d %s", n, notMovedLabel[k]))
+				}
+			}
+			parts = append(parts, fmt.Sprintf("%d not moved (%s)", sum.NotMoved, strings.Join(why, ", ")))
+		}
 		fmt.Fprintf(out, "\n%s %s (%s) in %s", verb, plural(sum.Files, "file", "files"), humanBytes(sum.Bytes), humanDuration(sum.Elapsed))
 		if len(parts) > 0 {
 			fmt.Fprintf(out, ": %s", strings.Join(parts, ", "))
 		}
 		fmt.Fprintln(out, ".")
-		if sum.RunDir != "" && sum.ByResult[migrate.ResultUpgraded] > 0 {
+		if sum.NotMoved > 0 {
+			fmt.Fprintf(out, "%s not moved (see above) %s where %s, intact: not an error.\n",
+				plural(sum.NotMoved, "file", "files"), pick(sum.NotMoved == 1, "stays", "stay"), pick(sum.NotMoved == 1, "it is", "they are"))
+		}
+		if sum.RunDir != "" {
 			fmt.Fprintf(out, "Journal and backups: %s\nUndo with: sessions-etl migrate --undo %s\n", sum.RunDir, sum.RunID)
 		}
 		if sum.TempsRemoved > 0 {
 			fmt.Fprintf(out, "Removed %d stale temporary files left by an interrupted run.\n", sum.TempsRemoved)
 		}
 		if sum.Failed > 0 {
-			fmt.Fprintf(out, "%s could not be upgraded (see above).\n", plural(sum.Failed, "file", "files"))
+			what := "upgraded"
+			if opts.Relayout {
+				what = "upgraded or moved"
+			}
+			fmt.Fprintf(out, "%s could not be %s (see above).\n", plural(sum.Failed, "file", "files"), what)
 		}
 	}
 	if sum.Failed > 0 {
 		return errFailed
 	}
 	return nil
+}
+
+// Labels of the reasons --relayout leaves a file where it is, in summary
+// order.
+var (
+	notMovedOrder = []string{migrate.NotMovedTargetExists, migrate.NotMovedNoCwd, migrate.NotMovedNoID, migrate.NotMovedSymlink}
+	notMovedLabel = map[string]string{
+		migrate.NotMovedTargetExists: "target exists",
+		migrate.NotMovedNoCwd:        "no cwd",
+		migrate.NotMovedNoID:         "no session id",
+		migrate.NotMovedSymlink:      "symbolic link",
+	}
+)
+
+func pick(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
+}
+
+// showMigrateResult: problems, repairs (they change content beyond the
+// upgrade: the user must see them), moves and files --relayout did not
+// move always; planned upgrades in a dry run; everything with --verbose.
+func showMigrateResult(r migrate.FileResult, opts *migrateOptions) bool {
+	switch {
+	case opts.Verbose, len(r.Repairs) > 0, r.NotMoved != "":
+		return true
+	case r.Result == migrate.ResultCurrent:
+		return false
+	case r.Result == migrate.ResultUpgraded:
+		return opts.DryRun
+	}
+	return true
 }
 
 func printMigrateResult(w *bufio.Writer, r migrate.FileResult, dryRun, details bool) {
@@ -179,11 +230,24 @@ func printMigrateResult(w *bufio.Writer, r migrate.FileResult, dryRun, details b
 		if r.MovedTo != "" {
 			fmt.Fprintf(w, ", moved to %s", r.MovedTo)
 		}
+		if r.NotMoved != "" {
+			fmt.Fprintf(w, ", not moved: %s", notMovedLabel[r.NotMoved])
+		}
 		fmt.Fprintln(w, ")")
 	default:
 		reason := r.Reason
 		if r.Detail != "" {
 			reason += ": " + r.Detail
+		}
+		if r.NotMoved != "" {
+			reason = "not moved: " + notMovedLabel[r.NotMoved]
+		}
+		if r.MovedTo != "" {
+			verb := "moved to "
+			if dryRun {
+				verb = "would move to "
+			}
+			reason = verb + r.MovedTo
 		}
 		if reason != "" {
 			fmt.Fprintf(w, "%-9s %s (%s)\n", r.Result, r.Path, reason)
@@ -201,6 +265,6 @@ func runUndo(cmd *cobra.Command, ios *IO, opts *migrateOptions) error {
 	}
 	return printUndo(ios, opts.JSON, opts.Verbose, dir, func(emit func(migrate.UndoResult) error) error {
 		return migrate.Undo(cmd.Context(), dir, migrate.UndoOptions{StateDir: stateDir(ios), LockWait: opts.LockWait,
-			Ops: []string{migrate.OpRewrite, migrate.OpMove}}, emit)
+			Ops: migrate.MigrateOps}, emit)
 	})
 }

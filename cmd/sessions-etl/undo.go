@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sessions-etl/sessions-etl/importer"
 	"github.com/sessions-etl/sessions-etl/migrate"
 )
 
@@ -22,7 +21,7 @@ func printUndo(ios *IO, asJSON, verbose bool, dir string, undo func(emit func(mi
 	counts := map[string]int{}
 	problems, backups, dirs := 0, 0, 0
 	err := undo(func(r migrate.UndoResult) error {
-		if r.Op == importer.OpMkdir {
+		if r.Op == migrate.OpMkdir {
 			dirs++
 		} else {
 			counts[r.Result]++
@@ -36,7 +35,7 @@ func printUndo(ios *IO, asJSON, verbose bool, dir string, undo func(emit func(mi
 		if asJSON {
 			return enc.Encode(r)
 		}
-		if r.Op == importer.OpMkdir && !verbose {
+		if r.Op == migrate.OpMkdir && !verbose {
 			return nil
 		}
 		if r.Detail != "" {

@@ -181,54 +181,54 @@ func skipString(buf []byte, i int) (end int, esc, high bool, saved int, err *Syn
 		}
 	special:
 		if i >= n {
-			return n, esc, false, 0, &SyntaxError{Offset: start, Msg: "unterminated string", Incomplete: true}
+			return n, saved > 0, false, 0, &SyntaxError{Offset: start, Msg: "unterminated string", Incomplete: true}
 		}
 		c := buf[i]
 		if c == '\\' { // the most frequent special in tool output
-			esc = true
+			// Every escape saves at least one byte: saved > 0 means escapes.
+			saved++
 			if i+1 >= n {
-				return n, esc, false, 0, &SyntaxError{Offset: i, Msg: "unterminated escape", Incomplete: true}
+				return n, saved > 0, false, 0, &SyntaxError{Offset: i, Msg: "unterminated escape", Incomplete: true}
 			}
 			e := buf[i+1]
 			if simpleEscape[e] {
-				saved++
 				i += 2
 				continue
 			}
 			if e != 'u' {
-				return i, esc, false, 0, &SyntaxError{Offset: i, Msg: fmt.Sprintf("invalid escape %q", e)}
+				return i, saved > 0, false, 0, &SyntaxError{Offset: i, Msg: fmt.Sprintf("invalid escape %q", e)}
 			}
 			var r rune
 			for k := 0; k < 4; k++ {
 				j := i + 2 + k
 				if j >= n {
-					return n, esc, false, 0, &SyntaxError{Offset: i, Msg: "unterminated \\u escape", Incomplete: true}
+					return n, saved > 0, false, 0, &SyntaxError{Offset: i, Msg: "unterminated \\u escape", Incomplete: true}
 				}
 				if !isHex(buf[j]) {
-					return j, esc, false, 0, &SyntaxError{Offset: j, Msg: "invalid \\u escape"}
+					return j, saved > 0, false, 0, &SyntaxError{Offset: j, Msg: "invalid \\u escape"}
 				}
 				r = r<<4 | hexVal(buf[j])
 			}
-			switch {
+			switch { // six bytes for one to three (one counted above)
 			case r < 0x80:
-				saved += 5
-			case r < 0x800:
 				saved += 4
+			case r < 0x800:
+				saved += 3
 			case r >= 0xD800 && r < 0xDC00 && i+12 <= n && buf[i+6] == '\\' && buf[i+7] == 'u' && lowSurrogate(buf[i+8:i+12]):
 				// A pair: twelve bytes for one four-byte rune (the second
 				// escape's digits are checked here, as the loop would).
-				saved += 8
+				saved += 7
 				i += 6
 			default: // three bytes, lone surrogates included (U+FFFD)
-				saved += 3
+				saved += 2
 			}
 			i += 6
 			continue
 		}
 		if c == '"' {
-			return i + 1, esc, acc&hi8 != 0, saved, nil
+			return i + 1, saved > 0, acc&hi8 != 0, saved, nil
 		}
-		return i, esc, false, 0, &SyntaxError{Offset: i, Msg: fmt.Sprintf("control character 0x%02x in string", c)}
+		return i, saved > 0, false, 0, &SyntaxError{Offset: i, Msg: fmt.Sprintf("control character 0x%02x in string", c)}
 	}
 }
 

@@ -4,7 +4,7 @@ FUZZTIME  ?= 20s
 BENCH_HOME ?= .bench/home
 BENCH_SIZE ?= 1073741824
 
-.PHONY: build test race fuzz lint bench ci clean
+.PHONY: build test race fuzz lint bench bench-load ci clean
 
 build:
 	$(GO) build -o bin/sessions-etl ./cmd/sessions-etl
@@ -27,6 +27,12 @@ lint:
 # Throughput and peak RSS on a ~1 GB generated home, side by side with DuckDB.
 bench: build
 	$(GO) run ./internal/benchrun -bin bin/sessions-etl -home $(BENCH_HOME) -size $(BENCH_SIZE)
+
+# The DuckDB sink's loading path: the Appender against Arrow (INSERT from a
+# registered Arrow view; duckdb-go needs the duckdb_arrow tag for it), over
+# the rows of an export of the bench home (run make bench first to make it).
+bench-load:
+	SESSIONS_ETL_BENCH_HOME=$(abspath $(BENCH_HOME)) $(GO) test -tags duckdb_arrow -run '^$$' -bench '^BenchmarkLoad' -benchtime 5x -count 2 ./export
 
 ci: lint test fuzz
 

@@ -52,7 +52,7 @@
 // else of an entry or a block is built, measured or stored, and no
 // fork_copy_of is derived: which tool blocks belong to fork copies is
 // worked out when they are reported, among the entries that have tool
-// blocks (queries/export.sql usage_mode_tool_calls; a fork copies entries
+// blocks (queries/export.sql tool_uses_fork_copy; a fork copies entries
 // verbatim, so this gives the same answer). Every view of queries/views.sql
 // exists in both modes (tool_calls over tool_uses in ModeUsage). A
 // ModeUsage database writes no Parquet. The mode is stored in the database

@@ -39,23 +39,26 @@ FROM (
 WHERE entries.file_id = d.file_id AND entries.entry_index = d.entry_index
   AND entries.fork_copy_of IS DISTINCT FROM d.fork_copy_of
 
+-- name: tool_uses_fork_copy
+-- The rows of tool_uses with fork_copy: the block's entry is a fork copy
+-- when an older session (in session_order's order) holds an entry with the
+-- same copy_key or content_key, as derive_fork_copies decides for entries;
+-- only entries with tool blocks are compared (a fork copies an entry
+-- verbatim, so a copy of such an entry has them too). Used by
+-- usage_mode_tool_calls and by the tools report of a usage-mode database.
+SELECT t.*,
+       first_value(t.file_id) OVER (PARTITION BY t.copy_key ORDER BY o.ord, t.entry_index) <> t.file_id
+       OR coalesce(t.content_key IS NOT NULL
+                   AND first_value(t.file_id) OVER (PARTITION BY t.content_key ORDER BY o.ord, t.entry_index) <> t.file_id, false) AS fork_copy
+FROM tool_uses t
+JOIN (SELECT file_id, row_number() OVER (ORDER BY created_at ASC NULLS LAST, session_id, path) AS ord FROM sessions) o USING (file_id)
+
 -- name: usage_mode_tool_calls
 -- The tool_calls view (views.sql) of a usage-mode database, which has
 -- tool_uses instead of content_blocks and entries: the same query over the
--- same rows. A block's entry is a fork copy when an older session (in
--- session_order's order) holds an entry with the same copy_key or
--- content_key, as derive_fork_copies decides for entries; only entries with
--- tool blocks are compared (a fork copies an entry verbatim, so a copy of
--- such an entry has them too).
-WITH o AS (
-  SELECT file_id, row_number() OVER (ORDER BY created_at ASC NULLS LAST, session_id, path) AS ord
-  FROM sessions
-), t AS (
-  SELECT t.*,
-         first_value(t.file_id) OVER (PARTITION BY t.copy_key ORDER BY o.ord, t.entry_index) <> t.file_id
-         OR coalesce(t.content_key IS NOT NULL
-                     AND first_value(t.file_id) OVER (PARTITION BY t.content_key ORDER BY o.ord, t.entry_index) <> t.file_id, false) AS fork_copy
-  FROM tool_uses t JOIN o USING (file_id)
+-- same rows, fork copies as tool_uses_fork_copy marks them.
+WITH t AS (
+  {{tool_uses_fork_copy}}
 ), calls AS (
   SELECT file_id, tool_call_id, tool_name
   FROM t

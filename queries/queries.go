@@ -9,7 +9,9 @@
 //
 // A block starts with a line `-- name: <identifier>`; the comment lines that
 // follow it are its documentation; the rest, up to the next `-- name:` line,
-// is one SQL statement (a trailing semicolon is dropped).
+// is one SQL statement (a trailing semicolon is dropped). `{{name}}` in a
+// statement stands for the SQL of the earlier statement of that name in the
+// same file (a shared subquery written once).
 package queries
 
 import (
@@ -58,6 +60,12 @@ func Parse(file string, src string) ([]Statement, error) {
 		return nil
 	}
 	for i, line := range strings.Split(src, "\n") {
+		if strings.Contains(line, "{{") {
+			var err error
+			if line, err = expandIncludes(line, out, cur); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", file, i+1, err)
+			}
+		}
 		if m := nameLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
 			if err := finish(); err != nil {
 				return nil, err
@@ -93,6 +101,30 @@ func Parse(file string, src string) ([]Statement, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+var include = regexp.MustCompile(`\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}`)
+
+// expandIncludes replaces each {{name}} of line with the SQL of the
+// statement called name among done (the statements finished before cur).
+func expandIncludes(line string, done []Statement, cur *Statement) (string, error) {
+	var err error
+	out := include.ReplaceAllStringFunc(line, func(m string) string {
+		name := include.FindStringSubmatch(m)[1]
+		for _, s := range done {
+			if s.Name == name {
+				return s.SQL
+			}
+		}
+		if err == nil {
+			err = fmt.Errorf("{{%s}}: no statement of that name before this one", name)
+			if cur != nil && cur.Name == name {
+				err = fmt.Errorf("{{%s}}: a statement cannot include itself", name)
+			}
+		}
+		return m
+	})
+	return out, err
 }
 
 // stripComments removes `--` line comments and string literals, so that a

@@ -18,6 +18,9 @@ FROM t WHERE s = 'a;b';
 
 -- name: second
 SELECT 2
+
+-- name: third
+SELECT * FROM ({{second}}) s JOIN ({{second}}) u
 `
 	got, err := Parse("x.sql", src)
 	if err != nil {
@@ -26,6 +29,7 @@ SELECT 2
 	want := []Statement{
 		{Name: "first", Doc: "What the first one does, on two lines.", SQL: "SELECT 1 -- a comment; with a semicolon\nFROM t WHERE s = 'a;b'", File: "x.sql", Line: 3},
 		{Name: "second", SQL: "SELECT 2", File: "x.sql", Line: 9},
+		{Name: "third", SQL: "SELECT * FROM (SELECT 2) s JOIN (SELECT 2) u", File: "x.sql", Line: 12},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
@@ -38,6 +42,8 @@ func TestParseErrors(t *testing.T) {
 		"duplicate name":    "-- name: a\nSELECT 1\n-- name: a\nSELECT 2",
 		"empty statement":   "-- name: a\n-- only a comment\n",
 		"two statements":    "-- name: a\nSELECT 1; SELECT 2",
+		"unknown include":   "-- name: a\nSELECT * FROM ({{b}})\n-- name: b\nSELECT 1",
+		"self include":      "-- name: a\nSELECT * FROM ({{a}})",
 	} {
 		if _, err := Parse("x.sql", src); err == nil || !strings.Contains(err.Error(), "x.sql:") {
 			t.Errorf("%s: err = %v, want an error naming x.sql and a line", name, err)
@@ -65,6 +71,12 @@ func TestEmbeddedFiles(t *testing.T) {
 		if Export(s.Name) != s.SQL {
 			t.Errorf("Export(%s) differs from its statement", s.Name)
 		}
+		if strings.Contains(s.SQL, "{{") {
+			t.Errorf("%s keeps an include: %q", s.Name, s.SQL)
+		}
+	}
+	if !strings.Contains(Export("usage_mode_tool_calls"), Export("tool_uses_fork_copy")) {
+		t.Error("usage_mode_tool_calls does not hold tool_uses_fork_copy")
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessions-etl/sessions-etl/export"
 	"github.com/sessions-etl/sessions-etl/pricing"
+	"github.com/sessions-etl/sessions-etl/queries"
 )
 
 // span is a stretch of time, from start on, during which a zone has one UTC
@@ -435,17 +436,9 @@ FROM sessions GROUP BY session_id`)
 // (ModeUsage).
 func toolSources(mode export.Mode) (ctes, timeTable string) {
 	if mode == export.ModeUsage {
-		// Fork copies as queries/export.sql usage_mode_tool_calls finds them.
-		return `o AS (
-  SELECT file_id, row_number() OVER (ORDER BY created_at ASC NULLS LAST, session_id, path) AS ord
-  FROM sessions
-),
-t AS (
-  SELECT t.*,
-         first_value(t.file_id) OVER (PARTITION BY t.copy_key ORDER BY o.ord, t.entry_index) <> t.file_id
-         OR coalesce(t.content_key IS NOT NULL
-                     AND first_value(t.file_id) OVER (PARTITION BY t.content_key ORDER BY o.ord, t.entry_index) <> t.file_id, false) AS fork_copy
-  FROM tool_uses t JOIN o USING (file_id)
+		// Fork copies as the usage-mode tool_calls view finds them.
+		return `t AS (
+` + queries.Export("tool_uses_fork_copy") + `
 ),
 calls AS (
   SELECT file_id, tool_call_id, tool_name, timestamp AS ts, provider, model_id AS model

@@ -96,7 +96,7 @@
 // timestamp, message timestamp and tokens (copy_key_b). A record whose id
 // is the one migration derives for a v1 entry of its session (or of its
 // parent session: a fork of a migrated session copies its ids), at its
-// position (migrate.IsDerivedEntryID), is a v1 record too: migrating a v1
+// position (session.IsDerivedEntryID), is a v1 record too: migrating a v1
 // session and a fork of it gives their shared records different ids, so
 // the ids identify nothing (such rows have no copy_key_a). A usage row with
 // copy_key_a is a copy when an earlier row has its copy_key_a, or an

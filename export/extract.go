@@ -13,8 +13,8 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
-	"github.com/sessions-etl/sessions-etl/migrate"
 	"github.com/sessions-etl/sessions-etl/pricing"
+	"github.com/sessions-etl/sessions-etl/session"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -731,7 +731,7 @@ type pendingKeys struct {
 
 // entryKeys completes the copy keys of entry e, the current entry, once:
 // copy_key is its id and timestamp — for an entry without id, the id
-// migration will give it (migrate.DerivedEntryID), so that it matches its
+// migration will give it (session.DerivedEntryID), so that it matches its
 // migrated form and the forks of that; content_key, for a v1 entry only,
 // hashes its content (keyV1), so that the copies in a v1 fork, which
 // migration gives ids of their own, match too. entries.fork_copy_of and the
@@ -744,7 +744,7 @@ func (x *extractor) entryKeys(e *entryRow) {
 	}
 	k.done = true
 	if !e.entryID.ok {
-		e.copyKey = x.keyA(migrate.DerivedEntryID(x.sessionID, k.seq, 0), k.ts)
+		e.copyKey = x.keyA(session.DerivedEntryID(x.sessionID, k.seq, 0), k.ts)
 	}
 	if e.v1 {
 		e.contentKey = someInt(x.keyV1(k.t, k.root))
@@ -827,10 +827,10 @@ func (x *extractor) keyV1(t *ingest.Tape, root int) int64 {
 
 // derivedID reports whether id, the id of the entry at record position seq,
 // is one migration derived for a v1 entry of this session or of its parent
-// (a fork of a migrated session copies its ids): migrate.IsDerivedEntryID.
+// (a fork of a migrated session copies its ids): session.IsDerivedEntryID.
 func (x *extractor) derivedID(id string, seq int) bool {
-	return migrate.IsDerivedEntryID(id, x.sessionID, seq) ||
-		x.hdr.parentID.ok && migrate.IsDerivedEntryID(id, x.hdr.parentID.v, seq)
+	return session.IsDerivedEntryID(id, x.sessionID, seq) ||
+		x.hdr.parentID.ok && session.IsDerivedEntryID(id, x.hdr.parentID.v, seq)
 }
 
 func (x *extractor) keyB(kind string, ts, msgTS []byte, in, out, cr, cw int64) int64 {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -21,6 +20,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 )
 
 // Parquet layout limits: a row group holds at most RowGroupRows rows or
@@ -164,21 +165,21 @@ func writeParquetSink(ctx context.Context, st *store, dir string, m meta, opts O
 			}
 			res.contentRows = n
 		}
-		if err := syncDir(tmps[i]); err != nil {
+		if err := fstx.SyncDir(tmps[i]); err != nil {
 			return res, fmt.Errorf("parquet %s: %w", final, err)
 		}
-		if err := swapDir(tmps[i], final); err != nil {
+		if err := fstx.SwapDir(tmps[i], final); err != nil {
 			return res, fmt.Errorf("parquet %s: %w", final, err)
 		}
 		tmps[i] = ""
 		res.tables = append(res.tables, t.Name)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := fstx.SyncDir(dir); err != nil {
 		return res, fmt.Errorf("parquet %s: %w", dir, err)
 	}
 	mk = &marker{SchemaVersion: SchemaVersion, Generation: m.generation, Tables: m.tableGen}
 	raw, _ := json.MarshalIndent(mk, "", "  ")
-	if err := writeFileAtomic(filepath.Join(dir, MarkerFile), append(raw, '\n')); err != nil {
+	if err := fstx.WriteBytes(filepath.Join(dir, MarkerFile), append(raw, '\n'), 0o644); err != nil {
 		return res, fmt.Errorf("parquet %s: %w", dir, err)
 	}
 	return res, nil
@@ -673,45 +674,4 @@ func (pw *partWriter) abort() {
 		pw.b.Release()
 		pw.b = nil
 	}
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, fs.ErrInvalid) {
-		return err
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory, synced and renamed.
-func writeFileAtomic(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/internal/pipeline"
 	"github.com/sessions-etl/sessions-etl/pricing"
 	"github.com/sessions-etl/sessions-etl/queries"
@@ -415,6 +416,7 @@ func removeStaging(dir string) {
 			os.RemoveAll(filepath.Join(dir, e.Name()))
 		}
 	}
+	_, _ = fstx.CleanStaleTemps(dir) // a marker's temporary file
 }
 
 type item struct {

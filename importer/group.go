@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/migrate"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
@@ -29,7 +30,7 @@ type member struct {
 	sf   *srcFile
 	res  *Result
 	fh   *os.File
-	meta migrate.FileMeta
+	meta fstx.Meta
 	plan *migrate.Plan // nil: not importable (res says why)
 	hdr  map[string]any
 	side *side
@@ -41,7 +42,7 @@ func (m *member) stream() (io.Reader, func()) { return upgradedStream(m.fh, m.me
 type tgt struct {
 	path    string
 	fh      *os.File
-	meta    migrate.FileMeta
+	meta    fstx.Meta
 	status  validate.Status
 	version int
 	plan    *migrate.Plan // needs_upgrade and plannable: its own upgrade
@@ -158,9 +159,9 @@ func fail(r *Result, err error) {
 	if errors.As(err, &ce) {
 		r.Reason = migrate.ReasonCheckFailed
 	}
-	if errors.Is(err, migrate.ErrLocked) {
+	if errors.Is(err, fstx.ErrLocked) {
 		r.Reason = ReasonLocked
-		var le *migrate.LockedError
+		var le *fstx.LockedError
 		if errors.As(err, &le) {
 			r.Detail = le.Hint()
 		}
@@ -175,7 +176,7 @@ func (im *importer) prepare(ctx context.Context, sf *srcFile, r *Result) *member
 		fail(r, err)
 		return nil
 	}
-	meta, err := migrate.StatMeta(fh)
+	meta, err := fstx.Stat(fh)
 	if err != nil {
 		fh.Close()
 		fail(r, fmt.Errorf("stat %s: %w", sf.file.Path, err))
@@ -209,16 +210,16 @@ func (im *importer) prepare(ctx context.Context, sf *srcFile, r *Result) *member
 
 // changed reports whether the file at path is no longer the one meta
 // describes (size, mtime or inode differ, or it is gone).
-func changed(path string, meta migrate.FileMeta) (bool, error) {
+func changed(path string, meta fstx.Meta) (bool, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return true, err
 	}
-	now := migrate.MetaOf(fi)
+	now := fstx.MetaOf(fi)
 	return now.Size != meta.Size || !now.Mtime.Equal(meta.Mtime) || now.Ino != meta.Ino, nil
 }
 
-func unchanged(path string, meta migrate.FileMeta) error {
+func unchanged(path string, meta fstx.Meta) error {
 	if ch, err := changed(path, meta); err != nil {
 		return fmt.Errorf("%s: %w: %v", path, errChanged, err)
 	} else if ch {
@@ -546,7 +547,7 @@ func (im *importer) openTarget(ctx context.Context, p string) (*tgt, error) {
 	if err != nil {
 		return nil, err
 	}
-	meta, err := migrate.StatMeta(fh)
+	meta, err := fstx.Stat(fh)
 	if err != nil {
 		fh.Close()
 		return nil, fmt.Errorf("stat %s: %w", p, err)

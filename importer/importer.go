@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/internal/pipeline"
 	"github.com/sessions-etl/sessions-etl/migrate"
 	"github.com/sessions-etl/sessions-etl/validate"
@@ -70,8 +71,8 @@ type Options struct {
 	// files) are created; StateDir holds sessions-etl's advisory locks.
 	RunsDir  string
 	StateDir string
-	LockWait time.Duration      // how long to wait for the agent's lock on a store file being replaced
-	Lock     migrate.LockConfig // zero: migrate.DefaultLockConfig
+	LockWait time.Duration   // how long to wait for the agent's lock on a store file being replaced
+	Lock     fstx.LockConfig // zero: fstx.DefaultLockConfig
 	// Repair and KeepUnresolvedParent: see migrate.PlanOptions. Repairs are
 	// applied to the copy, never to the source.
 	Repair               bool
@@ -182,8 +183,8 @@ func Run(ctx context.Context, opts Options, emit func(Result) error) (Summary, e
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Lock == (migrate.LockConfig{}) {
-		opts.Lock = migrate.DefaultLockConfig
+	if opts.Lock == (fstx.LockConfig{}) {
+		opts.Lock = fstx.DefaultLockConfig
 	}
 	sum := Summary{ByResult: map[string]int{}, ByReason: map[string]int{}, BySource: map[string]map[string]int{}, DryRun: opts.DryRun}
 	if opts.Target == "" {
@@ -246,15 +247,18 @@ func Run(ctx context.Context, opts Options, emit func(Result) error) (Summary, e
 	im := &importer{opts: opts, target: target, store: store, ix: ix}
 	if !opts.DryRun {
 		for _, dir := range store.dirs {
-			removed, _ := migrate.CleanStaleTemps(dir)
+			removed, _ := fstx.CleanStaleTemps(dir)
 			sum.TempsRemoved += len(removed)
 		}
-		run, err := migrate.StartRun(opts.RunsDir, migrate.NewRunID(opts.Now()), true)
+		run, err := fstx.StartRun(opts.RunsDir, fstx.NewRunID(opts.Now()), true)
 		if err != nil {
 			return sum, err
 		}
 		defer func() { _ = run.Close() }() // a run that journaled nothing leaves no directory
 		im.run = run
+		if err := run.RecordRoots([]string{target}, opts.Now().UTC()); err != nil {
+			return sum, err
+		}
 		sum.RunID, sum.RunDir = run.ID, run.Dir
 	}
 
@@ -339,7 +343,7 @@ type importer struct {
 	target string
 	store  *store
 	ix     *migrate.ParentIndex
-	run    *migrate.RunDir // nil in a dry run
+	run    *fstx.RunDir // nil in a dry run
 
 	dirMu    sync.Mutex // serializes directory creation (and its record)
 	madeDirs []string   // directories created, parents first

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/migrate"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
@@ -62,14 +63,14 @@ func TestImportNewThenAlreadyImported(t *testing.T) {
 	if d := diffSnapshots(srcBefore, snapshot(t, filepath.Join(home, ".pi"))); len(d) > 0 {
 		t.Errorf("sources changed: %v", d)
 	}
-	journal, err := migrate.ReadJournal(out.sum.RunDir)
+	journal, err := fstx.ReadJournal(out.sum.RunDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(journal) != 1 || journal[0].Op != migrate.OpCreate || journal[0].Path != want {
+	if len(journal) != 1 || journal[0].Op != fstx.OpCreate || journal[0].Path != want {
 		t.Fatalf("journal %+v", journal)
 	}
-	if h, _ := migrate.HashFile(want); h != journal[0].SHA256After {
+	if h, _ := fstx.HashFile(want); h != journal[0].SHA256After {
 		t.Errorf("journal sha256_after %s, file %s", journal[0].SHA256After, h)
 	}
 
@@ -180,11 +181,11 @@ func TestImportUpdatedWhenSourceGrew(t *testing.T) {
 	if fi, _ := os.Stat(dst); !fi.ModTime().Equal(mtime2) {
 		t.Errorf("updated copy mtime %v, want the source's %v", fi.ModTime(), mtime2)
 	}
-	journal, err := migrate.ReadJournal(out2.sum.RunDir)
+	journal, err := fstx.ReadJournal(out2.sum.RunDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(journal) != 1 || journal[0].Op != migrate.OpUpdate || journal[0].SHA256Before != before[filepath.ToSlash(mustRel(t, store, dst))].sum || journal[0].Backup == "" {
+	if len(journal) != 1 || journal[0].Op != fstx.OpUpdate || journal[0].SHA256Before != before[filepath.ToSlash(mustRel(t, store, dst))].sum || journal[0].Backup == "" {
 		t.Fatalf("journal %+v", journal)
 	}
 	// A third run writes nothing; undo of the update restores the first copy.
@@ -192,7 +193,7 @@ func TestImportUpdatedWhenSourceGrew(t *testing.T) {
 		t.Fatalf("third run: %+v", r)
 	}
 	for _, u := range e.undo(t, out2.sum.RunID) {
-		if u.Result != migrate.UndoRestored {
+		if u.Result != fstx.UndoRestored {
 			t.Errorf("undo: %+v", u)
 		}
 	}
@@ -560,7 +561,7 @@ func TestImportConcurrentRuns(t *testing.T) {
 		if o.sum.RunDir == "" {
 			continue
 		}
-		journal, err := migrate.ReadJournal(o.sum.RunDir)
+		journal, err := fstx.ReadJournal(o.sum.RunDir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -611,7 +612,7 @@ func TestImportRereadsAChangingSource(t *testing.T) {
 		t.Fatalf("got %+v after %d appends", r, appends)
 	}
 	checkUpgradedCopy(t, "copy", mustRead(t, src), mustRead(t, r.Target), "")
-	if journal, _ := migrate.ReadJournal(out.sum.RunDir); len(journal) != 1 {
+	if journal, _ := fstx.ReadJournal(out.sum.RunDir); len(journal) != 1 {
 		t.Errorf("journal %+v", journal)
 	}
 
@@ -635,7 +636,7 @@ func TestImportUpdateWaitsForTheAgentLock(t *testing.T) {
 	e := newEnv(t)
 	dst := e.run(t, []string{src}, store, nil).byPath[src].Target
 	mustWrite(t, src, append(mustRead(t, src), entries(3, 2)...), 0o600, mtime1.Add(time.Hour))
-	lockDir, err := migrate.LockPath(dst)
+	lockDir, err := fstx.LockPath(dst)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -675,7 +676,7 @@ func TestImportRerunImportsOnlyNewSessions(t *testing.T) {
 	if want := filepath.Join(store, "--home-dev-other--", filepath.Base(newer)); r.Result != ResultImported || r.Target != want {
 		t.Fatalf("new session: %+v", r)
 	}
-	journal, err := migrate.ReadJournal(out.sum.RunDir)
+	journal, err := fstx.ReadJournal(out.sum.RunDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -707,7 +708,7 @@ func TestImportRepairSaysSourceKeepsFragment(t *testing.T) {
 	if what := r.Repairs[0].What; !strings.Contains(what, "the source file keeps it") || strings.Contains(what, "backup") {
 		t.Errorf("repair message %q", what)
 	}
-	entries, err := migrate.ReadJournal(out.sum.RunDir)
+	entries, err := fstx.ReadJournal(out.sum.RunDir)
 	if err != nil {
 		t.Fatal(err)
 	}

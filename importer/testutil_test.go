@@ -18,11 +18,12 @@ import (
 	"time"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/migrate"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
-var testLock = migrate.LockConfig{Stale: 10 * time.Second, Update: 50 * time.Millisecond, Poll: 10 * time.Millisecond}
+var testLock = fstx.LockConfig{Stale: 10 * time.Second, Update: 50 * time.Millisecond, Poll: 10 * time.Millisecond}
 
 // copyTree copies src into dst (created), keeping permission bits and mtimes.
 func copyTree(t *testing.T, src, dst string) {
@@ -164,14 +165,14 @@ func (e *env) runRoots(t *testing.T, roots []ingest.Root, target string, mod fun
 	return out
 }
 
-func (e *env) undo(t *testing.T, runID string) []migrate.UndoResult {
+func (e *env) undo(t *testing.T, runID string) []fstx.UndoResult {
 	t.Helper()
-	dir, err := migrate.ResolveRun(e.runsDir(), runID)
+	dir, err := fstx.ResolveRun(e.runsDir(), runID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rs []migrate.UndoResult
-	if err := Undo(context.Background(), dir, migrate.UndoOptions{StateDir: e.state, Lock: testLock}, func(r migrate.UndoResult) error {
+	var rs []fstx.UndoResult
+	if err := Undo(context.Background(), dir, fstx.UndoOptions{StateDir: e.state, Lock: testLock}, func(r fstx.UndoResult) error {
 		rs = append(rs, r)
 		return nil
 	}); err != nil {

@@ -2,17 +2,13 @@ package importer
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
-	"github.com/gofrs/flock"
-
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/migrate"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
@@ -54,7 +50,7 @@ func writeCopy(ctx context.Context, w io.Writer, src io.ReaderAt, size int64, pl
 	return postCheck(res, plan)
 }
 
-func modeString(m fs.FileMode) string { return fmt.Sprintf("0%o", m.Perm()) }
+func modeString(m fs.FileMode) string { return fstx.ModeString(m) }
 
 func repairs(plan *migrate.Plan) []string {
 	var out []string
@@ -71,21 +67,21 @@ func (im *importer) create(ctx context.Context, m *member, p string) error {
 	if err := im.mkdirs(filepath.Dir(p)); err != nil {
 		return err
 	}
-	unlock, err := lockNew(ctx, im.opts.StateDir, p, im.opts.LockWait, im.opts.Lock.Poll)
+	own, err := fstx.LockOwnNew(ctx, im.opts.StateDir, p, im.opts.LockWait, im.opts.Lock.Poll)
 	if err != nil {
 		return fmt.Errorf("import %s into %s: %w", m.sf.file.Path, p, err)
 	}
-	defer unlock()
+	defer own.Release()
 	if _, err := os.Lstat(p); err == nil {
 		return fmt.Errorf("%s: %w", p, fs.ErrExist) // created meanwhile by another process
 	}
-	_, err = migrate.WriteFileAtomicTimed(p, m.meta, true,
+	_, err = fstx.WriteFile(p, m.meta, fstx.WriteOptions{}, true,
 		func(w io.Writer) error { return writeCopy(ctx, w, m.fh, m.meta.Size, m.plan) },
 		func(sum string) error {
 			if err := unchanged(m.sf.file.Path, m.meta); err != nil {
 				return err
 			}
-			return im.run.Record(migrate.JournalEntry{Op: migrate.OpCreate, Path: p, Mtime: m.meta.Mtime,
+			return im.run.Record(fstx.JournalEntry{Op: fstx.OpCreate, Path: p, Mtime: m.meta.Mtime,
 				Mode: modeString(m.meta.Mode), SHA256After: sum, FromVersion: m.plan.FromVersion,
 				Changes: len(m.plan.Changes), Repairs: repairs(m.plan), Time: im.opts.Now().UTC()})
 		})
@@ -95,56 +91,18 @@ func (im *importer) create(ctx context.Context, m *member, p string) error {
 	return nil
 }
 
-// lockNew takes sessions-etl's advisory lock for a store file about to be
-// created, so that two imports never both create (and journal) it. The lock
-// file is the one migrate.LockOwn uses for that path once it exists: its
-// canonical path hashed, under stateDir/locks.
-func lockNew(ctx context.Context, stateDir, path string, wait, poll time.Duration) (func(), error) {
-	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256([]byte(filepath.Join(dir, filepath.Base(path))))
-	locks := filepath.Join(stateDir, "locks")
-	if err := os.MkdirAll(locks, 0o700); err != nil {
-		return nil, fmt.Errorf("lock directory: %w", err)
-	}
-	fl := flock.New(filepath.Join(locks, hex.EncodeToString(sum[:12])+".lock"))
-	if poll <= 0 {
-		poll = migrate.DefaultLockConfig.Poll
-	}
-	deadline := time.Now().Add(wait)
-	for {
-		ok, err := fl.TryLock()
-		if err != nil {
-			return nil, fmt.Errorf("flock %s: %w", fl.Path(), err)
-		}
-		if ok {
-			return func() { _ = fl.Unlock() }, nil
-		}
-		if !time.Now().Before(deadline) {
-			return nil, fmt.Errorf("%s is being created by another sessions-etl process: %w", path, migrate.ErrLocked)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(poll):
-		}
-	}
-}
-
 // replace replaces the store file t with the session in src (size bytes)
 // with plan applied, under the agent's lock on t and sessions-etl's own,
 // after backing t up into the run directory. from is the source member the
 // bytes come from (its permission bits and times are used, and it must
 // still be unchanged), or nil when t is upgraded in place (t keeps its own).
 func (im *importer) replace(ctx context.Context, t *tgt, src io.ReaderAt, size int64, plan *migrate.Plan, from *member) error {
-	own, err := migrate.LockOwn(ctx, im.opts.StateDir, t.path, im.opts.LockWait, im.opts.Lock.Poll)
+	own, err := fstx.LockOwn(ctx, im.opts.StateDir, t.path, im.opts.LockWait, im.opts.Lock.Poll)
 	if err != nil {
 		return fmt.Errorf("replace %s: %w", t.path, err)
 	}
 	defer own.Release()
-	lock, err := migrate.LockAgent(ctx, t.path, im.opts.LockWait, im.opts.Lock)
+	lock, err := fstx.LockAgent(ctx, t.path, im.opts.LockWait, im.opts.Lock)
 	if err != nil {
 		return fmt.Errorf("replace %s: %w", t.path, err)
 	}
@@ -156,15 +114,18 @@ func (im *importer) replace(ctx context.Context, t *tgt, src io.ReaderAt, size i
 	if err != nil {
 		return fmt.Errorf("back up %s: %w", t.path, err)
 	}
-	before, err := migrate.HashFile(t.path)
+	defer backup.Discard() // kept once journaled
+	before, err := fstx.HashFile(t.path)
 	if err != nil {
 		return err
 	}
 	meta := t.meta
 	if from != nil {
-		meta = from.meta
+		// The source's times; the store file keeps its own mode and owner
+		// (never widened, and what undo restores).
+		meta.Mtime, meta.Atime = from.meta.Mtime, from.meta.Atime
 	}
-	_, err = migrate.WriteFileAtomicTimed(t.path, meta, false,
+	_, err = fstx.WriteFile(t.path, meta, fstx.WriteOptions{AttrsFrom: t.path}, false,
 		func(w io.Writer) error { return writeCopy(ctx, w, src, size, plan) },
 		func(sum string) error {
 			if from != nil {
@@ -178,10 +139,14 @@ func (im *importer) replace(ctx context.Context, t *tgt, src io.ReaderAt, size i
 			if err := lock.Check(); err != nil {
 				return err
 			}
-			return im.run.Record(migrate.JournalEntry{Op: migrate.OpUpdate, Path: t.path, Size: t.meta.Size,
+			err := im.run.Record(fstx.JournalEntry{Op: fstx.OpUpdate, Path: t.path, Size: t.meta.Size,
 				Mtime: t.meta.Mtime, Mode: modeString(t.meta.Mode), SHA256Before: before, SHA256After: sum,
-				Backup: backup, FromVersion: plan.FromVersion, Changes: len(plan.Changes), Repairs: repairs(plan),
+				Backup: backup.Rel, FromVersion: plan.FromVersion, Changes: len(plan.Changes), Repairs: repairs(plan),
 				Time: im.opts.Now().UTC()})
+			if err == nil {
+				backup.Keep()
+			}
+			return err
 		})
 	if err != nil {
 		return fmt.Errorf("replace %s: %w", t.path, err)
@@ -191,24 +156,31 @@ func (im *importer) replace(ctx context.Context, t *tgt, src io.ReaderAt, size i
 
 // OpMkdir is the Op of the results [Undo] emits for the directories it
 // removes.
-const OpMkdir = migrate.OpMkdir
+const OpMkdir = fstx.OpMkdir
 
 // Undo takes back the import run in runDir: files it created are removed
 // if unchanged since, files it replaced are restored from their backups
-// (migrate.Undo), then the directories it created are removed when empty.
+// (fstx.Undo), then the directories it created are removed when empty.
 // emit receives one result per journal entry and per directory removed.
-func Undo(ctx context.Context, runDir string, opts migrate.UndoOptions, emit func(migrate.UndoResult) error) error {
-	opts.Ops = []string{migrate.OpCreate, migrate.OpUpdate} // never a migrate run's rewrites
-	if err := migrate.Undo(ctx, runDir, opts, emit); err != nil {
+func Undo(ctx context.Context, runDir string, opts fstx.UndoOptions, emit func(fstx.UndoResult) error) error {
+	opts.Ops = []string{fstx.OpCreate, fstx.OpUpdate} // never a migrate run's rewrites
+	if err := fstx.Undo(ctx, runDir, opts, emit); err != nil {
 		return err
 	}
 	dirs, err := readLines(filepath.Join(runDir, createdDirsFile))
 	if err != nil {
 		return fmt.Errorf("undo %s: %w", runDir, err)
 	}
+	roots, err := fstx.RunRoots(runDir)
+	if err != nil {
+		return fmt.Errorf("undo %s: %w", runDir, err)
+	}
 	for i := len(dirs) - 1; i >= 0; i-- {
+		if !fstx.Within(roots, dirs[i]) {
+			continue // never one outside the run's store
+		}
 		if err := os.Remove(dirs[i]); err == nil {
-			if err := emit(migrate.UndoResult{Op: OpMkdir, Path: dirs[i], Result: migrate.UndoRemoved}); err != nil {
+			if err := emit(fstx.UndoResult{Op: OpMkdir, Path: dirs[i], Result: fstx.UndoRemoved}); err != nil {
 				return err
 			}
 		}

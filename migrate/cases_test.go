@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 )
 
 const casesDir = "../testdata/cases"
@@ -255,8 +256,8 @@ func TestUndoRestoresEverything(t *testing.T) {
 	if out.sum.RunDir == "" {
 		t.Fatal("no run directory")
 	}
-	var results []UndoResult
-	err := Undo(t.Context(), out.sum.RunDir, UndoOptions{StateDir: state}, func(r UndoResult) error {
+	var results []fstx.UndoResult
+	err := fstx.Undo(t.Context(), out.sum.RunDir, fstx.UndoOptions{StateDir: state}, func(r fstx.UndoResult) error {
 		results = append(results, r)
 		return nil
 	})
@@ -267,7 +268,7 @@ func TestUndoRestoresEverything(t *testing.T) {
 		t.Errorf("%d undo results for %d upgraded files", len(results), out.sum.ByResult[ResultUpgraded])
 	}
 	for _, r := range results {
-		if r.Result != UndoRestored {
+		if r.Result != fstx.UndoRestored {
 			t.Errorf("%s: %s %s", r.Path, r.Result, r.Detail)
 		}
 	}
@@ -281,14 +282,14 @@ func TestUndoRestoresEverything(t *testing.T) {
 	fh.WriteString(`{"type":"label","id":"zz","parentId":"b0000003","timestamp":"2025-03-01T08:00:09.000Z","targetId":"b0000003","label":"x"}` + "\n")
 	fh.Close()
 	changed := ""
-	_ = Undo(t.Context(), out2.sum.RunDir, UndoOptions{StateDir: state}, func(r UndoResult) error {
+	_ = fstx.Undo(t.Context(), out2.sum.RunDir, fstx.UndoOptions{StateDir: state}, func(r fstx.UndoResult) error {
 		if r.Path == f {
 			changed = r.Result
 		}
 		return nil
 	})
-	if changed != UndoChanged {
-		t.Errorf("undo of a file appended after the run: %q, want %s", changed, UndoChanged)
+	if changed != fstx.UndoChanged {
+		t.Errorf("undo of a file appended after the run: %q, want %s", changed, fstx.UndoChanged)
 	}
 	if b, _ := os.ReadFile(f); !bytes.Contains(b, []byte(`"label":"x"`)) {
 		t.Errorf("the append was lost")
@@ -338,8 +339,8 @@ func TestRelayout(t *testing.T) {
 			t.Errorf("%s still exists", p)
 		}
 	}
-	var undone []UndoResult
-	if err := Undo(t.Context(), out.sum.RunDir, UndoOptions{StateDir: state}, func(r UndoResult) error { undone = append(undone, r); return nil }); err != nil {
+	var undone []fstx.UndoResult
+	if err := fstx.Undo(t.Context(), out.sum.RunDir, fstx.UndoOptions{StateDir: state}, func(r fstx.UndoResult) error { undone = append(undone, r); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(legacy); err != nil || !bytes.Equal(b, src) {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 )
 
 // TestFaultInjection injects ENOSPC and EIO at the write, fsync and rename
@@ -20,14 +22,14 @@ func TestFaultInjection(t *testing.T) {
 	}
 	seams := []seam{
 		{"write", func(e error) func() {
-			old := writeTemp
-			writeTemp = func(f *os.File, b []byte) (int, error) { return 0, e }
-			return func() { writeTemp = old }
+			old := fstx.Faults.Write
+			fstx.Faults.Write = func(f *os.File, b []byte) (int, error) { return 0, e }
+			return func() { fstx.Faults.Write = old }
 		}},
 		{"write after 100 bytes", func(e error) func() {
-			old := writeTemp
+			old := fstx.Faults.Write
 			written := 0
-			writeTemp = func(f *os.File, b []byte) (int, error) {
+			fstx.Faults.Write = func(f *os.File, b []byte) (int, error) {
 				if written+len(b) > 100 {
 					n, _ := f.Write(b[:100-written])
 					written += n
@@ -36,37 +38,37 @@ func TestFaultInjection(t *testing.T) {
 				written += len(b)
 				return f.Write(b)
 			}
-			return func() { writeTemp = old }
+			return func() { fstx.Faults.Write = old }
 		}},
 		{"fsync", func(e error) func() {
-			old := syncFile
-			syncFile = func(f *os.File) error {
+			old := fstx.Faults.Sync
+			fstx.Faults.Sync = func(f *os.File) error {
 				if filepath.Ext(f.Name()) == ".tmp" {
 					return e
 				}
 				return old(f)
 			}
-			return func() { syncFile = old }
+			return func() { fstx.Faults.Sync = old }
 		}},
 		{"fsync of backup and journal", func(e error) func() {
-			old := syncFile
-			syncFile = func(f *os.File) error {
+			old := fstx.Faults.Sync
+			fstx.Faults.Sync = func(f *os.File) error {
 				if filepath.Ext(f.Name()) != ".tmp" {
 					return e
 				}
 				return old(f)
 			}
-			return func() { syncFile = old }
+			return func() { fstx.Faults.Sync = old }
 		}},
 		{"rename", func(e error) func() {
-			old := renameFile
-			renameFile = func(a, b string) error { return &os.LinkError{Op: "rename", Old: a, New: b, Err: e} }
-			return func() { renameFile = old }
+			old := fstx.Faults.Rename
+			fstx.Faults.Rename = func(a, b string) error { return &os.LinkError{Op: "rename", Old: a, New: b, Err: e} }
+			return func() { fstx.Faults.Rename = old }
 		}},
 		{"create temp", func(e error) func() {
-			old := createTemp
-			createTemp = func(dir, pattern string) (*os.File, error) { return nil, &os.PathError{Op: "open", Path: dir, Err: e} }
-			return func() { createTemp = old }
+			old := fstx.Faults.CreateTemp
+			fstx.Faults.CreateTemp = func(dir, pattern string) (*os.File, error) { return nil, &os.PathError{Op: "open", Path: dir, Err: e} }
+			return func() { fstx.Faults.CreateTemp = old }
 		}},
 	}
 	for _, s := range seams {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/synth"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
@@ -68,8 +69,8 @@ func TestGeneratedHomes(t *testing.T) {
 		if n := again.sum.ByResult[ResultUpgraded]; n != 0 || !equalSnap(after, snapshot(t, home)) {
 			t.Errorf("seed %d: second run upgraded %d files", seed, n)
 		}
-		if err := Undo(context.Background(), out.sum.RunDir, UndoOptions{StateDir: state}, func(r UndoResult) error {
-			if r.Result != UndoRestored {
+		if err := fstx.Undo(context.Background(), out.sum.RunDir, fstx.UndoOptions{StateDir: state}, func(r fstx.UndoResult) error {
+			if r.Result != fstx.UndoRestored {
 				t.Errorf("seed %d: undo %s: %s %s", seed, r.Path, r.Result, r.Detail)
 			}
 			return nil

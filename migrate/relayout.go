@@ -3,15 +3,13 @@ package migrate
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -67,45 +65,8 @@ var (
 	errNoID  = errors.New("the header has no usable session id for a flat file name")
 )
 
-// renameNoReplace renames from to to, failing with an error wrapping
-// os.ErrExist when to exists: never overwrite (SPEC.md §2.4). A variable,
-// so that tests can make a rename fail.
-var renameNoReplace = func(from, to string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
-	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
-		// The file system cannot rename without replacing: link + unlink.
-		if err := os.Link(from, to); err != nil {
-			if errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("%s already exists: %w", to, os.ErrExist)
-			}
-			return err
-		}
-		if err := os.Remove(from); err != nil {
-			_ = os.Remove(to) // all or nothing: the file stays at from
-			return err
-		}
-		return nil
-	}
-	if errors.Is(err, unix.EEXIST) {
-		return fmt.Errorf("%s already exists: %w", to, os.ErrExist)
-	}
-	if err != nil {
-		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
-	}
-	return nil
-}
-
-// moveNoReplace creates the directory of to if needed and renames from to
-// to without ever replacing it (renameNoReplace).
-func moveNoReplace(from, to string) error {
-	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
-		return err
-	}
-	return renameNoReplace(from, to)
-}
-
 // mkdirs creates dir and its missing parents for a move, journaling each
-// directory it creates (OpMkdir) so that undo can remove it again when it is
+// directory it creates (fstx.OpMkdir) so that undo can remove it again when it is
 // empty. A directory is journaled after os.Mkdir created it (not before): a
 // crash in between leaves an empty, unjournaled directory, which is harmless,
 // whereas journaling first could make undo remove a directory somebody else
@@ -133,8 +94,8 @@ func (m *migrator) mkdirs(dir string) error {
 			}
 			return err
 		}
-		_ = syncDir(filepath.Dir(d))
-		if err := m.run.Record(JournalEntry{Op: OpMkdir, Path: d, Mode: "0700", Time: m.opts.Now().UTC()}); err != nil {
+		_ = fstx.SyncDir(filepath.Dir(d))
+		if err := m.run.Record(fstx.JournalEntry{Op: fstx.OpMkdir, Path: d, Mode: "0700", Time: m.opts.Now().UTC()}); err != nil {
 			_ = os.Remove(d)
 			return err
 		}
@@ -178,7 +139,7 @@ func moveFailed(res FileResult, to string, err error) FileResult {
 //
 // The move is journaled before the rename (write-ahead): a crash right after
 // the rename must not leave a move undo does not know about. When the rename
-// then fails, an OpMoveFailed record follows, so that undo reports the file
+// then fails, an fstx.OpMoveFailed record follows, so that undo reports the file
 // as already_original instead of looking for it at the target; undo also
 // treats a journaled move whose file is still at its old path and absent
 // from the target as already_original (a crash between the failed rename
@@ -214,12 +175,12 @@ func (m *migrator) relayout(ctx context.Context, f ingest.File, res FileResult) 
 		}
 		return res
 	}
-	own, err := LockOwn(ctx, m.opts.StateDir, from, m.opts.LockWait, m.opts.Lock.Poll)
+	own, err := fstx.LockOwn(ctx, m.opts.StateDir, from, m.opts.LockWait, m.opts.Lock.Poll)
 	if err != nil {
 		return lockResult(res, err)
 	}
 	defer own.Release()
-	lock, err := LockAgent(ctx, from, m.opts.LockWait, m.opts.Lock)
+	lock, err := fstx.LockAgent(ctx, from, m.opts.LockWait, m.opts.Lock)
 	if err != nil {
 		return lockResult(res, err)
 	}
@@ -228,21 +189,21 @@ func (m *migrator) relayout(ctx context.Context, f ingest.File, res FileResult) 
 	if err != nil {
 		return failed(res, err)
 	}
-	sum, err := hashFile(from)
+	sum, err := fstx.HashFile(from)
 	if err != nil {
 		return failed(res, err)
 	}
 	if err := m.mkdirs(filepath.Dir(to)); err != nil {
 		return moveFailed(res, to, err)
 	}
-	meta := metaOf(fi)
-	entry := JournalEntry{Op: OpMove, Path: to, From: from, Size: meta.Size, Mtime: meta.Mtime,
-		Mode: modeString(meta.Mode), SHA256After: sum, Time: m.opts.Now().UTC()}
+	meta := fstx.MetaOf(fi)
+	entry := fstx.JournalEntry{Op: fstx.OpMove, Path: to, From: from, Size: meta.Size, Mtime: meta.Mtime,
+		Mode: fstx.ModeString(meta.Mode), SHA256After: sum, Time: m.opts.Now().UTC()}
 	if err := m.run.Record(entry); err != nil {
 		return failed(res, err)
 	}
-	if err := renameNoReplace(from, to); err != nil {
-		entry.Op, entry.Time = OpMoveFailed, m.opts.Now().UTC()
+	if err := fstx.Faults.RenameNoReplace(from, to); err != nil {
+		entry.Op, entry.Time = fstx.OpMoveFailed, m.opts.Now().UTC()
 		_ = m.run.Record(entry) // undo also copes without it
 		if errors.Is(err, os.ErrExist) {
 			// Taken between the check above and the rename.
@@ -250,8 +211,8 @@ func (m *migrator) relayout(ctx context.Context, f ingest.File, res FileResult) 
 		}
 		return moveFailed(res, to, err)
 	}
-	_ = syncDir(filepath.Dir(to))
-	_ = syncDir(filepath.Dir(from))
+	_ = fstx.SyncDir(filepath.Dir(to))
+	_ = fstx.SyncDir(filepath.Dir(from))
 	res.MovedTo = to
 	if res.Result == ResultCurrent {
 		res.Result = ResultMoved

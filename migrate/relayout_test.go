@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 )
 
 // relayoutHome writes legacy flat pi files (name → cwd; "" = no cwd) under
@@ -43,10 +44,10 @@ func relayoutRun(t *testing.T, home, state string) runOut {
 	})
 }
 
-func undoAll(t *testing.T, runDir, state string) []UndoResult {
+func undoAll(t *testing.T, runDir, state string) []fstx.UndoResult {
 	t.Helper()
-	var out []UndoResult
-	if err := Undo(context.Background(), runDir, UndoOptions{StateDir: state, Ops: MigrateOps}, func(r UndoResult) error {
+	var out []fstx.UndoResult
+	if err := fstx.Undo(context.Background(), runDir, fstx.UndoOptions{StateDir: state, Ops: fstx.MigrateOps}, func(r fstx.UndoResult) error {
 		out = append(out, r)
 		return nil
 	}); err != nil {
@@ -69,15 +70,15 @@ func TestRelayoutMoveFailsIsReported(t *testing.T) {
 	if out.sum.Failed != 1 {
 		t.Errorf("summary failed %d, want 1", out.sum.Failed)
 	}
-	if !fileExists(filepath.Join(home, ".pi", "agent", "long.jsonl")) {
+	if !fstx.FileExists(filepath.Join(home, ".pi", "agent", "long.jsonl")) {
 		t.Error("the file left its place")
 	}
-	if fileExists(filepath.Join(home, ".pi", "agent", "sessions")) {
+	if fstx.FileExists(filepath.Join(home, ".pi", "agent", "sessions")) {
 		t.Error("the run left the directory it created for the failed move")
 	}
 	if out.sum.RunDir != "" {
 		for _, u := range undoAll(t, out.sum.RunDir, state) {
-			if u.Result == UndoFailed || u.Result == UndoChanged {
+			if u.Result == fstx.UndoFailed || u.Result == fstx.UndoChanged {
 				t.Errorf("undo: %+v", u)
 			}
 		}
@@ -90,17 +91,17 @@ func TestRelayoutMoveFailsIsReported(t *testing.T) {
 func TestRelayoutRenameFailsUndo(t *testing.T) {
 	home := relayoutHome(t, map[string]string{"a": "/home/u/p"})
 	state := t.TempDir()
-	saved := renameNoReplace
-	renameNoReplace = func(from, to string) error {
+	saved := fstx.Faults.RenameNoReplace
+	fstx.Faults.RenameNoReplace = func(from, to string) error {
 		return &os.LinkError{Op: "rename", Old: from, New: to, Err: errors.New("injected failure")}
 	}
 	out := relayoutRun(t, home, state)
-	renameNoReplace = saved
+	fstx.Faults.RenameNoReplace = saved
 	r := out.results[".pi/agent/a.jsonl"]
 	if r.Result != ResultFailed || r.Reason != ReasonMoveFailed || !strings.Contains(r.Detail, "injected failure") {
 		t.Fatalf("%+v, want failed move_failed", r)
 	}
-	entries, err := ReadJournal(out.sum.RunDir)
+	entries, err := fstx.ReadJournal(out.sum.RunDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,12 +117,12 @@ func TestRelayoutRenameFailsUndo(t *testing.T) {
 		var moves int
 		for _, u := range undoAll(t, out.sum.RunDir, state) {
 			switch u.Op {
-			case OpMove:
+			case fstx.OpMove:
 				moves++
-				if u.Result != UndoAlready {
+				if u.Result != fstx.UndoAlready {
 					t.Errorf("%s: undo of the move: %+v, want already_original", what, u)
 				}
-			case OpMkdir:
+			case fstx.OpMkdir:
 			default:
 				t.Errorf("%s: unexpected undo result %+v", what, u)
 			}
@@ -156,8 +157,8 @@ func TestUndoMoveToUnnameableTarget(t *testing.T) {
 	if err := os.WriteFile(from, []byte("x\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sum, _ := hashFile(from)
-	run, err := StartRun(filepath.Join(dir, "runs"), "r1", true)
+	sum, _ := fstx.HashFile(from)
+	run, err := fstx.StartRun(filepath.Join(dir, "runs"), "r1", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,12 +167,15 @@ func TestUndoMoveToUnnameableTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	to := filepath.Join(dir, "sessions", "--"+strings.Repeat("x", 300)+"--", "a.jsonl")
-	if err := run.Record(JournalEntry{Op: OpMove, Path: to, From: from, SHA256After: sum, Time: time.Now()}); err != nil {
+	if err := run.RecordRoots([]string{dir}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Record(fstx.JournalEntry{Op: fstx.OpMove, Path: to, From: from, SHA256After: sum, Time: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	run.Close()
 	res := undoAll(t, run.Dir, t.TempDir())
-	if len(res) != 1 || res[0].Result != UndoAlready {
+	if len(res) != 1 || res[0].Result != fstx.UndoAlready {
 		t.Errorf("undo: %+v, want one already_original", res)
 	}
 }
@@ -194,30 +198,30 @@ func TestRelayoutUndoRemovesCreatedDirectories(t *testing.T) {
 	}
 	removed := map[string]bool{}
 	for _, u := range undoAll(t, out.sum.RunDir, state) {
-		if u.Result == UndoFailed || u.Result == UndoChanged {
+		if u.Result == fstx.UndoFailed || u.Result == fstx.UndoChanged {
 			t.Errorf("undo: %+v", u)
 		}
-		if u.Op == OpMkdir {
-			if u.Result != UndoRemoved {
+		if u.Op == fstx.OpMkdir {
+			if u.Result != fstx.UndoRemoved {
 				t.Errorf("mkdir result %+v", u)
 			}
 			removed[u.Path] = true
 		}
 	}
-	if fileExists(filepath.Join(sessions, "--home-u-p--")) || !removed[filepath.Join(sessions, "--home-u-p--")] {
+	if fstx.FileExists(filepath.Join(sessions, "--home-u-p--")) || !removed[filepath.Join(sessions, "--home-u-p--")] {
 		t.Errorf("the emptied directory the run created is still there (removed: %v)", removed)
 	}
-	if !fileExists(stranger) || len(removed) != 1 {
+	if !fstx.FileExists(stranger) || len(removed) != 1 {
 		t.Errorf("undo removed a directory holding another file (removed: %v)", removed)
 	}
 	for _, n := range []string{"a", "b", "c"} {
-		if !fileExists(filepath.Join(home, ".pi", "agent", n+".jsonl")) {
+		if !fstx.FileExists(filepath.Join(home, ".pi", "agent", n+".jsonl")) {
 			t.Errorf("%s not moved back", n)
 		}
 	}
-	// Undo again: nothing left to do, nothing reported as a problem.
+	// fstx.Undo again: nothing left to do, nothing reported as a problem.
 	for _, u := range undoAll(t, out.sum.RunDir, state) {
-		if u.Result != UndoAlready {
+		if u.Result != fstx.UndoAlready {
 			t.Errorf("second undo: %+v", u)
 		}
 	}
@@ -252,21 +256,21 @@ func TestRelayoutNotMovedCounted(t *testing.T) {
 func TestRelayoutTargetTakenDuringMove(t *testing.T) {
 	home := relayoutHome(t, map[string]string{"a": "/home/u/p"})
 	state := t.TempDir()
-	saved := renameNoReplace
-	renameNoReplace = func(from, to string) error {
+	saved := fstx.Faults.RenameNoReplace
+	fstx.Faults.RenameNoReplace = func(from, to string) error {
 		if err := os.WriteFile(to, []byte("{}\n"), 0o600); err != nil {
 			return err
 		}
 		return saved(from, to)
 	}
 	out := relayoutRun(t, home, state)
-	renameNoReplace = saved
+	fstx.Faults.RenameNoReplace = saved
 	r := out.results[".pi/agent/a.jsonl"]
 	if r.Result != ResultCurrent || r.NotMoved != NotMovedTargetExists || r.Failed() {
 		t.Fatalf("%+v, want current, not moved: target_exists", r)
 	}
 	for _, u := range undoAll(t, out.sum.RunDir, state) {
-		if u.Op == OpMove && u.Result != UndoAlready {
+		if u.Op == fstx.OpMove && u.Result != fstx.UndoAlready {
 			t.Errorf("undo: %+v, want already_original", u)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/internal/pipeline"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
@@ -37,7 +38,7 @@ type Options struct {
 	RunsDir  string // where run directories are created (the --backup-dir)
 	StateDir string // where sessions-etl keeps its advisory lock files
 	LockWait time.Duration
-	Lock     LockConfig
+	Lock     fstx.LockConfig
 	Repair   bool
 	// KeepUnresolvedParent: see PlanOptions.
 	KeepUnresolvedParent bool
@@ -188,8 +189,8 @@ func Run(ctx context.Context, opts Options, emit func(FileResult) error) (Summar
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Lock == (LockConfig{}) {
-		opts.Lock = DefaultLockConfig
+	if opts.Lock == (fstx.LockConfig{}) {
+		opts.Lock = fstx.DefaultLockConfig
 	}
 	sum := Summary{ByResult: map[string]int{}, ByReason: map[string]int{}, NotMovedByReason: map[string]int{}, DryRun: opts.DryRun}
 
@@ -211,13 +212,20 @@ func Run(ctx context.Context, opts Options, emit func(FileResult) error) (Summar
 		return sum, err
 	}
 
-	var run *RunDir
+	var run *fstx.RunDir
 	if !opts.DryRun {
-		run, err = StartRun(opts.RunsDir, NewRunID(opts.Now()), opts.Backup)
+		run, err = fstx.StartRun(opts.RunsDir, fstx.NewRunID(opts.Now()), opts.Backup)
 		if err != nil {
 			return sum, err
 		}
 		defer run.Close()
+		roots := make([]string, len(opts.Roots))
+		for i, r := range opts.Roots {
+			roots[i] = r.Path
+		}
+		if err := run.RecordRoots(roots, opts.Now().UTC()); err != nil {
+			return sum, err
+		}
 		sum.RunID, sum.RunDir = run.ID, run.Dir
 		cleaned := map[string]bool{}
 		for _, it := range items {
@@ -229,7 +237,7 @@ func Run(ctx context.Context, opts Options, emit func(FileResult) error) (Summar
 				continue
 			}
 			cleaned[dir] = true
-			removed, _ := CleanStaleTemps(dir)
+			removed, _ := fstx.CleanStaleTemps(dir)
 			sum.TempsRemoved += len(removed)
 		}
 	}
@@ -290,7 +298,7 @@ func Run(ctx context.Context, opts Options, emit func(FileResult) error) (Summar
 type migrator struct {
 	opts     Options
 	ix       *ParentIndex
-	run      *RunDir
+	run      *fstx.RunDir
 	mu       sync.Mutex // serializes directory creation for moves (mkdirs)
 	madeDirs []string   // directories the run created, parents first
 }
@@ -386,12 +394,12 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 		}
 		f.Path = real
 	}
-	own, err := LockOwn(ctx, m.opts.StateDir, f.Path, m.opts.LockWait, m.opts.Lock.Poll)
+	own, err := fstx.LockOwn(ctx, m.opts.StateDir, f.Path, m.opts.LockWait, m.opts.Lock.Poll)
 	if err != nil {
 		return lockResult(res, err), false
 	}
 	defer own.Release()
-	lock, err := LockAgent(ctx, f.Path, m.opts.LockWait, m.opts.Lock)
+	lock, err := fstx.LockAgent(ctx, f.Path, m.opts.LockWait, m.opts.Lock)
 	if err != nil {
 		return lockResult(res, err), false
 	}
@@ -402,7 +410,7 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 		return failed(res, err), false
 	}
 	defer fh.Close()
-	meta, err := StatMeta(fh)
+	meta, err := fstx.Stat(fh)
 	if err != nil {
 		return failed(res, err), false
 	}
@@ -424,51 +432,47 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 
 	// Write the migrated bytes to a temporary file, hashing both sides and
 	// copying the original into the backup as it is read.
-	hBefore, hAfter := sha256.New(), sha256.New()
-	var backup *os.File
-	var backupRel string
+	hBefore := sha256.New()
+	var backup *fstx.Backup
 	if m.run.Backup {
-		backup, backupRel, err = m.run.backupWriter(f.Path)
+		backup, err = m.run.NewBackup(f.Path)
 		if err != nil {
 			return failed(res, err), false
 		}
 	}
-	tmp, err := writeTempFile(f.Path, meta, func(w io.Writer) error {
+	defer backup.Discard() // kept once journaled
+	tmp, err := fstx.WriteTemp(f.Path, meta, fstx.WriteOptions{AttrsFrom: f.Path}, func(w io.Writer) error {
 		var src io.Reader = io.NewSectionReader(fh, 0, meta.Size)
 		if backup != nil {
 			src = io.TeeReader(src, io.MultiWriter(hBefore, backup))
 		} else {
 			src = io.TeeReader(src, hBefore)
 		}
-		return Apply(io.MultiWriter(w, hAfter), src, plan)
+		return Apply(w, src, plan)
 	})
 	if backup != nil {
-		if berr := finishBackup(backup); berr != nil && err == nil {
+		if berr := backup.Finish(); berr != nil && err == nil {
+			tmp.Discard()
 			err = berr
 		}
 	}
 	if err != nil {
-		if tmp != "" {
-			os.Remove(tmp)
-		}
 		return failed(res, err), false
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			os.Remove(tmp)
-		}
-	}()
+	defer tmp.Discard()
 
 	// Check the result before it replaces anything: it must validate as
 	// current v4 with every entry of the original.
-	if err := postCheck(ctx, tmp, plan); err != nil {
+	if err := postCheck(ctx, tmp.Path, plan); err != nil {
 		res.Result, res.Reason, res.Detail = ResultFailed, ReasonCheckFailed, err.Error()
 		return res, false
 	}
-	entry := JournalEntry{Op: OpRewrite, Path: f.Path, Size: meta.Size, Mtime: meta.Mtime, Mode: modeString(meta.Mode),
-		SHA256Before: hex.EncodeToString(hBefore.Sum(nil)), SHA256After: hex.EncodeToString(hAfter.Sum(nil)),
-		Backup: backupRel, FromVersion: plan.FromVersion, Changes: plan.ChangeCount, Time: m.opts.Now().UTC()}
+	entry := fstx.JournalEntry{Op: fstx.OpRewrite, Path: f.Path, Size: meta.Size, Mtime: meta.Mtime, Mode: fstx.ModeString(meta.Mode),
+		SHA256Before: hex.EncodeToString(hBefore.Sum(nil)), SHA256After: tmp.SHA256,
+		FromVersion: plan.FromVersion, Changes: plan.ChangeCount, Time: m.opts.Now().UTC()}
+	if backup != nil {
+		entry.Backup = backup.Rel
+	}
 	for _, r := range plan.Repairs {
 		entry.Repairs = append(entry.Repairs, r.What)
 	}
@@ -488,11 +492,10 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 	if err := m.run.Record(entry); err != nil {
 		return failed(res, err), false
 	}
-	if err := commitTemp(tmp, f.Path, meta); err != nil {
-		committed = !fileExists(tmp)
+	backup.Keep()
+	if err := tmp.Commit(); err != nil {
 		return failed(res, err), false
 	}
-	committed = true
 	// An append by a writer that ignores the lock, landing on the old inode
 	// between our last check and the rename, would be lost: carry it over.
 	grace := time.Duration(0)
@@ -507,18 +510,13 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 	return res, false
 }
 
-func fileExists(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil
-}
-
 func lockResult(res FileResult, err error) FileResult {
-	var le *LockedError
+	var le *fstx.LockedError
 	if errors.As(err, &le) {
 		res.Result, res.Reason, res.Detail = ResultLocked, "locked", le.Hint()
 		return res
 	}
-	if errors.Is(err, ErrLocked) {
+	if errors.Is(err, fstx.ErrLocked) {
 		res.Result, res.Reason, res.Detail = ResultLocked, "locked", err.Error()
 		return res
 	}
@@ -527,8 +525,8 @@ func lockResult(res FileResult, err error) FileResult {
 
 // changedSince reports whether the file at path is no longer the open file
 // fh with metadata meta (size, mtime or inode changed).
-func changedSince(fh *os.File, path string, meta FileMeta) (bool, error) {
-	now, err := StatMeta(fh)
+func changedSince(fh *os.File, path string, meta fstx.Meta) (bool, error) {
+	now, err := fstx.Stat(fh)
 	if err != nil {
 		return false, err
 	}
@@ -539,7 +537,7 @@ func changedSince(fh *os.File, path string, meta FileMeta) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return metaOf(fi).Ino != meta.Ino, nil
+	return fstx.MetaOf(fi).Ino != meta.Ino, nil
 }
 
 // lateAppendGrace is how long the old inode is watched after the rename
@@ -550,11 +548,11 @@ const lateAppendGrace = 50 * time.Millisecond
 // appended to the old inode fh after meta was taken (an append that
 // started before the rename lands there). With grace > 0 it keeps watching
 // the old inode that long.
-func recoverLateAppend(fh *os.File, path string, meta FileMeta, grace time.Duration) (string, error) {
+func recoverLateAppend(fh *os.File, path string, meta fstx.Meta, grace time.Duration) (string, error) {
 	carried := int64(0)
 	deadline := time.Now().Add(grace)
 	for {
-		now, err := StatMeta(fh)
+		now, err := fstx.Stat(fh)
 		if err != nil {
 			return "", err
 		}
@@ -575,7 +573,7 @@ func recoverLateAppend(fh *os.File, path string, meta FileMeta, grace time.Durat
 	return fmt.Sprintf("carried over %d bytes appended by another writer during the rename", carried), nil
 }
 
-func carryOver(fh *os.File, path string, off, n int64, now FileMeta) error {
+func carryOver(fh *os.File, path string, off, n int64, now fstx.Meta) error {
 	extra := make([]byte, n)
 	if _, err := fh.ReadAt(extra, off); err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 )
 
 // copyTree copies src into a new temporary directory, keeping mtimes, and
@@ -55,7 +56,7 @@ func runMigrate(t *testing.T, root string, mod func(*Options)) runOut {
 	t.Helper()
 	state := t.TempDir()
 	opts := Options{Roots: []ingest.Root{{Path: root, Recursive: true}}, Workers: 2, Backup: true,
-		RunsDir: filepath.Join(state, "runs"), StateDir: state, Lock: LockConfig{Stale: 10 * time.Second, Update: 50 * time.Millisecond, Poll: 10 * time.Millisecond}}
+		RunsDir: filepath.Join(state, "runs"), StateDir: state, Lock: fstx.LockConfig{Stale: 10 * time.Second, Update: 50 * time.Millisecond, Poll: 10 * time.Millisecond}}
 	if mod != nil {
 		mod(&opts)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/sessions-etl/sessions-etl/importer"
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/migrate"
+	sessionid "github.com/sessions-etl/sessions-etl/session"
 )
 
 // TestTotalsSurviveMigrateAndImport: migrating a home in place, or
@@ -103,7 +104,7 @@ func TestForkOfMigratedSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.SplitAfter(string(raw), "\n")
-	last := migrate.DerivedEntryID("p-1", 2, 0)
+	last := sessionid.DerivedEntryID("p-1", 2, 0)
 	if !strings.Contains(lines[0], `"version":4`) || !strings.Contains(lines[2], `"id":"`+last+`"`) {
 		t.Fatalf("parent not migrated as expected:\n%s", raw)
 	}

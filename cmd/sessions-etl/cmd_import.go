@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessions-etl/sessions-etl/importer"
-	"github.com/sessions-etl/sessions-etl/migrate"
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 )
 
 func init() { registerCommand(newImportCmd) }
@@ -202,11 +202,11 @@ func printImportSummary(w *bufio.Writer, sum importer.Summary) {
 }
 
 func runImportUndo(cmd *cobra.Command, ios *IO, opts *importOptions) error {
-	dir, err := migrate.ResolveRun(runsDir(ios, opts.BackupDir), opts.Undo)
+	dir, err := fstx.ResolveRun(runsDir(ios, opts.BackupDir), opts.Undo)
 	if err != nil {
 		return usageError{err}
 	}
-	return printUndo(ios, opts.JSON, opts.Verbose, dir, func(emit func(migrate.UndoResult) error) error {
-		return importer.Undo(cmd.Context(), dir, migrate.UndoOptions{StateDir: stateDir(ios), LockWait: opts.LockWait}, emit)
+	return printUndo(ios, opts.JSON, opts.Verbose, dir, func(emit func(fstx.UndoResult) error) error {
+		return importer.Undo(cmd.Context(), dir, fstx.UndoOptions{StateDir: stateDir(ios), LockWait: opts.LockWait, DefaultRoots: undoDefaultRoots(ios)}, emit)
 	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/migrate"
 )
 
@@ -259,12 +260,12 @@ func printMigrateResult(w *bufio.Writer, r migrate.FileResult, dryRun, details b
 }
 
 func runUndo(cmd *cobra.Command, ios *IO, opts *migrateOptions) error {
-	dir, err := migrate.ResolveRun(runsDir(ios, opts.BackupDir), opts.Undo)
+	dir, err := fstx.ResolveRun(runsDir(ios, opts.BackupDir), opts.Undo)
 	if err != nil {
 		return usageError{err}
 	}
-	return printUndo(ios, opts.JSON, opts.Verbose, dir, func(emit func(migrate.UndoResult) error) error {
-		return migrate.Undo(cmd.Context(), dir, migrate.UndoOptions{StateDir: stateDir(ios), LockWait: opts.LockWait,
-			Ops: migrate.MigrateOps}, emit)
+	return printUndo(ios, opts.JSON, opts.Verbose, dir, func(emit func(fstx.UndoResult) error) error {
+		return fstx.Undo(cmd.Context(), dir, fstx.UndoOptions{StateDir: stateDir(ios), LockWait: opts.LockWait,
+			Ops: fstx.MigrateOps, DefaultRoots: undoDefaultRoots(ios)}, emit)
 	})
 }

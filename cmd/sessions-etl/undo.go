@@ -7,26 +7,27 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sessions-etl/sessions-etl/migrate"
+	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 )
 
 // printUndo runs undo (migrate's or import's), printing one line per file
 // (or JSON Lines) and a summary; it returns errFailed when some file could
 // not be restored.
-func printUndo(ios *IO, asJSON, verbose bool, dir string, undo func(emit func(migrate.UndoResult) error) error) error {
+func printUndo(ios *IO, asJSON, verbose bool, dir string, undo func(emit func(fstx.UndoResult) error) error) error {
 	out := bufio.NewWriter(ios.Out)
 	defer out.Flush()
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	counts := map[string]int{}
 	problems, backups, dirs := 0, 0, 0
-	err := undo(func(r migrate.UndoResult) error {
-		if r.Op == migrate.OpMkdir {
+	err := undo(func(r fstx.UndoResult) error {
+		if r.Op == fstx.OpMkdir {
 			dirs++
 		} else {
 			counts[r.Result]++
 		}
-		if r.Result == migrate.UndoFailed || r.Result == migrate.UndoChanged {
+		if r.Result == fstx.UndoFailed || r.Result == fstx.UndoChanged {
 			problems++
 			if r.Backup != "" {
 				backups++
@@ -35,7 +36,7 @@ func printUndo(ios *IO, asJSON, verbose bool, dir string, undo func(emit func(mi
 		if asJSON {
 			return enc.Encode(r)
 		}
-		if r.Op == migrate.OpMkdir && !verbose {
+		if r.Op == fstx.OpMkdir && !verbose {
 			return nil
 		}
 		if r.Detail != "" {
@@ -45,7 +46,7 @@ func printUndo(ios *IO, asJSON, verbose bool, dir string, undo func(emit func(mi
 		}
 		return nil
 	})
-	if errors.Is(err, migrate.ErrWrongRun) {
+	if errors.Is(err, fstx.ErrWrongRun) {
 		return usageError{err}
 	}
 	if err != nil {
@@ -61,7 +62,7 @@ func printUndo(ios *IO, asJSON, verbose bool, dir string, undo func(emit func(mi
 		return nil
 	}
 	var parts []string
-	for _, k := range []string{migrate.UndoRestored, migrate.UndoRemoved, migrate.UndoAlready, migrate.UndoChanged, migrate.UndoFailed} {
+	for _, k := range []string{fstx.UndoRestored, fstx.UndoRemoved, fstx.UndoAlready, fstx.UndoChanged, fstx.UndoFailed} {
 		if n := counts[k]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, k))
 		}
@@ -95,4 +96,15 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// undoDefaultRoots are the roots undo allows for a journal that records
+// none (a run of an older version): the default session roots and the
+// default import target.
+func undoDefaultRoots(ios *IO) []string {
+	var roots []string
+	for _, r := range ingest.DefaultRootCandidates(ios.Home) {
+		roots = append(roots, r.Path)
+	}
+	return roots
 }

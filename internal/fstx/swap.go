@@ -1,4 +1,4 @@
-package export
+package fstx
 
 import (
 	"os"

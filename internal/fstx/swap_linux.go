@@ -1,4 +1,4 @@
-package export
+package fstx
 
 import (
 	"errors"
@@ -7,10 +7,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// swapDir puts the directory tmp in place of final. On Linux both names
+// SwapDir puts the directory tmp in place of final. On Linux both names
 // are exchanged in one renameat2(RENAME_EXCHANGE), so final never goes
 // missing; the old dataset, now at tmp, is then removed.
-func swapDir(tmp, final string) error {
+func SwapDir(tmp, final string) error {
 	if _, err := os.Lstat(final); errors.Is(err, os.ErrNotExist) {
 		return os.Rename(tmp, final)
 	}

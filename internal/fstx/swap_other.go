@@ -1,14 +1,14 @@
 //go:build !linux
 
-package export
+package fstx
 
 import (
 	"errors"
 	"os"
 )
 
-// swapDir puts the directory tmp in place of final.
-func swapDir(tmp, final string) error {
+// SwapDir puts the directory tmp in place of final.
+func SwapDir(tmp, final string) error {
 	if _, err := os.Lstat(final); errors.Is(err, os.ErrNotExist) {
 		return os.Rename(tmp, final)
 	}

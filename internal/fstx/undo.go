@@ -1,20 +1,15 @@
-package migrate
+package fstx
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
+	"strings"
 	"time"
-
-	"github.com/sessions-etl/sessions-etl/ingest"
 )
 
 // Results of undoing one journal entry.
@@ -46,6 +41,9 @@ type UndoOptions struct {
 	// `migrate --undo` passes [MigrateOps], `import --undo` create and
 	// update, so neither takes back the other command's run by mistake.
 	Ops []string
+	// DefaultRoots are the roots of a journal that records none (a run of
+	// a version before the OpRun record): the default session roots.
+	DefaultRoots []string
 }
 
 // MigrateOps are the journal operations of a migrate run.
@@ -65,13 +63,17 @@ func Undo(ctx context.Context, runDir string, opts UndoOptions, emit func(UndoRe
 	if opts.Lock == (LockConfig{}) {
 		opts.Lock = DefaultLockConfig
 	}
-	entries, err := ReadJournal(runDir)
+	entries, err := readJournal(runDir)
+	if err != nil {
+		return fmt.Errorf("undo %s: %w", runDir, err)
+	}
+	g, err := newUndoGuard(runDir, entries, opts.DefaultRoots)
 	if err != nil {
 		return fmt.Errorf("undo %s: %w", runDir, err)
 	}
 	if opts.Ops != nil {
 		for _, e := range entries {
-			if !slices.Contains(opts.Ops, e.Op) {
+			if e.Op != OpRun && !slices.Contains(opts.Ops, e.Op) {
 				cmd := "migrate"
 				if e.Op == OpCreate || e.Op == OpUpdate {
 					cmd = "import"
@@ -95,8 +97,11 @@ func Undo(ctx context.Context, runDir string, opts UndoOptions, emit func(UndoRe
 		e := entries[i]
 		var r UndoResult
 		switch {
-		case e.Op == OpMoveFailed:
-			continue // reported with its OpMove entry
+		case e.Op == OpMoveFailed || e.Op == OpRun:
+			continue // reported with its OpMove entry; the run's roots
+		case e.Op == OpMkdir && (!g.under(e.Path) || inDirRoot(g.roots, e.Path)):
+			r = UndoResult{Op: OpMkdir, Path: e.Path, Result: UndoFailed,
+				Detail: refused("directory %s is outside the run's roots", e.Path).Error()}
 		case e.Op == OpMkdir:
 			// Newest first: every move into the directory is taken back
 			// already. Remove it only when empty (os.Remove never removes a
@@ -105,13 +110,13 @@ func Undo(ctx context.Context, runDir string, opts UndoOptions, emit func(UndoRe
 			if err := os.Remove(e.Path); err != nil {
 				continue
 			}
-			_ = syncDir(filepath.Dir(e.Path))
+			_ = SyncDir(filepath.Dir(e.Path))
 			r = UndoResult{Op: OpMkdir, Path: e.Path, Result: UndoRemoved}
 		case e.Op == OpMove && failedMoves[[2]string{e.Path, e.From}]:
 			r = UndoResult{Op: e.Op, Path: e.Path, Result: UndoAlready,
 				Detail: "the move failed during the run: the file stayed at " + e.From}
 		default:
-			r = undoOne(ctx, runDir, e, opts)
+			r = undoOne(ctx, g, e, opts)
 		}
 		if err := emit(r); err != nil {
 			return err
@@ -120,31 +125,42 @@ func Undo(ctx context.Context, runDir string, opts UndoOptions, emit func(UndoRe
 	return nil
 }
 
-// absent reports whether an Lstat error means that no file is at the path:
-// it does not exist, or the path cannot name a file (a component too long,
-// a NUL byte, a component that is not a directory).
-func absent(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENAMETOOLONG) ||
-		errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTDIR)
-}
-
 // withBackup names the run's backup of e's original in r, when one was
 // taken (rewrites and updates without --no-backup).
 func withBackup(r UndoResult, runDir string, e JournalEntry) UndoResult {
-	if e.Backup != "" {
+	if e.Backup != "" && filepath.IsLocal(e.Backup) && strings.HasPrefix(e.Backup, "backup"+string(filepath.Separator)) {
 		r.Backup = filepath.Join(runDir, e.Backup)
 	}
 	return r
 }
 
-func undoOne(ctx context.Context, runDir string, e JournalEntry, opts UndoOptions) UndoResult {
+func undoOne(ctx context.Context, g *undoGuard, e JournalEntry, opts UndoOptions) UndoResult {
+	runDir := g.runDir
 	r := UndoResult{Op: e.Op, Path: e.Path}
 	fail := func(err error) UndoResult {
 		r.Result, r.Detail = UndoFailed, err.Error()
+		if e.Backup != "" {
+			if _, berr := g.backup(e.Backup); berr != nil {
+				return r // never point the user at something outside the run
+			}
+		}
 		return withBackup(r, runDir, e)
 	}
+	switch e.Op {
+	case OpRewrite, OpUpdate, OpCreate, OpMove:
+	default:
+		return fail(refused("unknown operation %q", e.Op))
+	}
+	if err := g.sessionFile(e.Path); err != nil {
+		return fail(err)
+	}
+	if e.Op == OpMove {
+		if err := g.sessionFile(e.From); err != nil {
+			return fail(err)
+		}
+	}
 	if _, err := os.Lstat(e.Path); err != nil && absent(err) {
-		if e.Op == OpMove && fileExists(e.From) {
+		if e.Op == OpMove && FileExists(e.From) {
 			// Moved back already, or never moved (a crash between a failed
 			// rename and its OpMoveFailed record).
 			r.Result, r.Detail = UndoAlready, "already at "+e.From
@@ -180,7 +196,7 @@ func undoOne(ctx context.Context, runDir string, e JournalEntry, opts UndoOption
 			r.Result, r.Detail = UndoChanged, "the file changed after it was moved"
 			return r
 		}
-		if fileExists(e.From) {
+		if FileExists(e.From) {
 			r.Result, r.Detail = UndoChanged, e.From+" exists again: not overwritten"
 			return r
 		}
@@ -193,8 +209,8 @@ func undoOne(ctx context.Context, runDir string, e JournalEntry, opts UndoOption
 		if err := os.Remove(e.Path); err != nil {
 			return fail(fmt.Errorf("move back: %w", err))
 		}
-		_ = syncDir(filepath.Dir(e.From))
-		_ = syncDir(filepath.Dir(e.Path))
+		_ = SyncDir(filepath.Dir(e.From))
+		_ = SyncDir(filepath.Dir(e.Path))
 		r.Result, r.Detail = UndoRestored, "moved back to "+e.From
 		return r
 	case OpCreate:
@@ -205,7 +221,7 @@ func undoOne(ctx context.Context, runDir string, e JournalEntry, opts UndoOption
 		if err := os.Remove(e.Path); err != nil {
 			return fail(err)
 		}
-		_ = syncDir(filepath.Dir(e.Path))
+		_ = SyncDir(filepath.Dir(e.Path))
 		r.Result = UndoRemoved
 		return r
 	}
@@ -225,7 +241,10 @@ func undoOne(ctx context.Context, runDir string, e JournalEntry, opts UndoOption
 	if e.Backup == "" {
 		return fail(errors.New("no backup was taken (--no-backup)"))
 	}
-	backup := filepath.Join(runDir, e.Backup)
+	backup, err := g.backup(e.Backup)
+	if err != nil {
+		return fail(err)
+	}
 	if h, err := hashFile(backup); err != nil {
 		return fail(err)
 	} else if h != e.SHA256Before {
@@ -235,11 +254,13 @@ func undoOne(ctx context.Context, runDir string, e JournalEntry, opts UndoOption
 	if err != nil {
 		return fail(err)
 	}
-	meta := metaOf(fi)
-	meta.Mode = parseMode(e.Mode)
+	meta := MetaOf(fi)
+	if meta.Mode, err = g.mode(e.Mode, meta.Mode); err != nil {
+		return fail(err)
+	}
 	meta.Mtime = e.Mtime
 	meta.Atime = e.Mtime
-	tmp, err := writeTempFile(e.Path, meta, func(w io.Writer) error {
+	tmp, err := WriteTemp(e.Path, meta, WriteOptions{AttrsFrom: e.Path}, func(w io.Writer) error {
 		b, err := os.Open(backup)
 		if err != nil {
 			return err
@@ -251,26 +272,15 @@ func undoOne(ctx context.Context, runDir string, e JournalEntry, opts UndoOption
 	if err != nil {
 		return fail(err)
 	}
+	defer tmp.Discard()
 	if err := lock.Check(); err != nil {
-		os.Remove(tmp)
 		return fail(err)
 	}
-	if err := commitTemp(tmp, e.Path, meta); err != nil {
+	if err := tmp.Commit(); err != nil {
 		return fail(err)
 	}
 	r.Result = UndoRestored
 	return r
 }
 
-func hashFile(path string) (string, error) {
-	f, err := ingest.OpenRegular(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+func hashFile(path string) (string, error) { return HashFile(path) }

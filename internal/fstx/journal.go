@@ -1,4 +1,4 @@
-package migrate
+package fstx
 
 import (
 	"bufio"
@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -24,6 +23,9 @@ const (
 	OpCreate  = "create"  // a file created (import)
 	OpUpdate  = "update"  // a file replaced by a longer version of itself (import)
 	OpMkdir   = "mkdir"   // a directory created for a move (--relayout); undo removes it when empty
+	// OpRun, the first record, names the roots the run may write under:
+	// undo acts on nothing outside them.
+	OpRun = "run"
 	// OpMoveFailed follows the OpMove record (same path and from) of a move
 	// whose rename failed: the file never left its old path.
 	OpMoveFailed = "move_failed"
@@ -46,6 +48,7 @@ type JournalEntry struct {
 	Changes      int       `json:"changes,omitempty"`
 	Repairs      []string  `json:"repairs,omitempty"`
 	Time         time.Time `json:"time"`
+	Roots        []string  `json:"roots,omitempty"` // OpRun: the roots, as given and canonical
 }
 
 // RunDir is one migrate (or import) run's directory: journal.jsonl plus, with
@@ -57,8 +60,10 @@ type RunDir struct {
 
 	mu      sync.Mutex
 	journal *os.File
-	n       int // backups taken
-	entries int // journal lines written
+	n       int           // backups present
+	seq     int           // backups numbered
+	pending *JournalEntry // the OpRun record, written with the first entry
+	entries int           // journal lines written
 }
 
 // NewRunID returns a run id: the UTC start time and 4 random hex digits,
@@ -79,54 +84,123 @@ func StartRun(base, id string, backup bool) (*RunDir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create journal: %w", err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := SyncDir(dir); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("fsync run directory: %w", err)
 	}
 	return &RunDir{ID: id, Dir: dir, Backup: backup, journal: f}, nil
 }
 
-// BackupFile copies the file at path into the run's backup directory
-// (fsynced) and returns the copy's path relative to the run directory.
-func (r *RunDir) BackupFile(path string) (string, error) {
-	src, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer src.Close()
-	f, rel, err := r.backupWriter(path)
-	if err != nil {
-		return "", err
-	}
-	if _, err := io.Copy(f, src); err != nil {
-		f.Close()
-		return "", fmt.Errorf("back up %s: %w", path, err)
-	}
-	return rel, finishBackup(f)
+// Backup is one original being copied into the run's backup directory.
+// Finish makes it durable; a transaction that fails afterwards calls
+// Discard, so that no backup the journal does not list is left behind
+// (on a full disk they would eat the space that is already short).
+type Backup struct {
+	Rel string // path relative to the run directory (the journal's "backup")
+
+	run  *RunDir
+	f    *os.File
+	path string
+	done bool
 }
 
-// backupWriter creates the next backup file and returns it with its path
-// relative to the run directory. The caller writes the original into it and
-// then calls finishBackup.
-func (r *RunDir) backupWriter(orig string) (*os.File, string, error) {
+// Write copies bytes of the original into the backup.
+func (b *Backup) Write(p []byte) (int, error) { return Faults.Write(b.f, p) }
+
+// Finish fsyncs and closes the backup.
+func (b *Backup) Finish() error {
+	if err := Faults.Sync(b.f); err != nil {
+		b.f.Close()
+		return fmt.Errorf("fsync backup %s: %w", b.path, err)
+	}
+	if err := b.f.Close(); err != nil {
+		return fmt.Errorf("close backup %s: %w", b.path, err)
+	}
+	return nil
+}
+
+// Keep marks the backup as listed by the journal: Discard leaves it.
+func (b *Backup) Keep() {
+	if b != nil {
+		b.done = true
+	}
+}
+
+// Discard removes the backup unless Keep was called. Safe to defer, and
+// on a nil *Backup.
+func (b *Backup) Discard() {
+	if b == nil || b.done {
+		return
+	}
+	b.done = true
+	b.f.Close()
+	os.Remove(b.path)
+	b.run.mu.Lock()
+	b.run.n--
+	b.run.mu.Unlock()
+}
+
+// NewBackup creates the next backup file for the original at orig.
+func (r *RunDir) NewBackup(orig string) (*Backup, error) {
 	r.mu.Lock()
+	r.seq++
 	r.n++
-	n := r.n
+	n := r.seq
 	r.mu.Unlock()
 	rel := filepath.Join("backup", fmt.Sprintf("%06d-%s", n, filepath.Base(orig)))
-	f, err := os.OpenFile(filepath.Join(r.Dir, rel), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	p := filepath.Join(r.Dir, rel)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return nil, "", fmt.Errorf("create backup of %s: %w", orig, err)
+		r.mu.Lock()
+		r.n--
+		r.mu.Unlock()
+		return nil, fmt.Errorf("create backup of %s: %w", orig, err)
 	}
-	return f, rel, nil
+	return &Backup{Rel: rel, run: r, f: f, path: p}, nil
 }
 
-func finishBackup(f *os.File) error {
-	if err := syncFile(f); err != nil {
-		f.Close()
-		return fmt.Errorf("fsync backup %s: %w", f.Name(), err)
+// BackupFile copies the file at path into the run's backup directory
+// (fsynced). The caller Keeps it once journaled, else Discards it.
+func (r *RunDir) BackupFile(path string) (*Backup, error) {
+	src, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
 	}
-	return f.Close()
+	defer src.Close()
+	b, err := r.NewBackup(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := io.Copy(b, src); err != nil {
+		b.Discard()
+		return nil, fmt.Errorf("back up %s: %w", path, err)
+	}
+	if err := b.Finish(); err != nil {
+		b.Discard()
+		return nil, err
+	}
+	return b, nil
+}
+
+// RecordRoots sets the run's OpRun record, written before its first
+// entry: the directories it may write under (each as given and, when
+// different, canonical). Undo refuses every path outside them.
+func (r *RunDir) RecordRoots(roots []string, now time.Time) error {
+	var all []string
+	for _, root := range roots {
+		abs, err := filepath.Abs(root)
+		if err != nil {
+			return err
+		}
+		all = append(all, abs)
+		if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+			all = append(all, real)
+		}
+	}
+	r.mu.Lock()
+	r.pending = &JournalEntry{Op: OpRun, Roots: all, Time: now}
+	r.mu.Unlock()
+	return nil
 }
 
 // Record appends one entry to the journal and fsyncs it. It is safe for
@@ -138,11 +212,19 @@ func (r *RunDir) Record(e JournalEntry) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.pending != nil {
+		pb, err := json.Marshal(r.pending)
+		if err != nil {
+			return err
+		}
+		b = append(append(pb, '\n'), b...)
+		r.pending = nil
+	}
 	if _, err := r.journal.Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
 	r.entries++
-	if err := syncFile(r.journal); err != nil {
+	if err := Faults.Sync(r.journal); err != nil {
 		return fmt.Errorf("fsync journal: %w", err)
 	}
 	return nil
@@ -169,6 +251,18 @@ func (r *RunDir) Close() error {
 // last line (the process was killed while writing it) is ignored: its
 // operation had not started.
 func ReadJournal(dir string) ([]JournalEntry, error) {
+	all, err := readJournal(dir)
+	out := all[:0]
+	for _, e := range all {
+		if e.Op != OpRun {
+			out = append(out, e)
+		}
+	}
+	return out, err
+}
+
+// readJournal is ReadJournal with the OpRun records.
+func readJournal(dir string) ([]JournalEntry, error) {
 	f, err := os.Open(filepath.Join(dir, "journal.jsonl"))
 	if err != nil {
 		return nil, err
@@ -207,12 +301,38 @@ func ResolveRun(base, run string) (string, error) {
 	return dir, nil
 }
 
-func modeString(m fs.FileMode) string { return "0" + strconv.FormatUint(uint64(m.Perm()), 8) }
-
-func parseMode(s string) fs.FileMode {
-	v, err := strconv.ParseUint(strings.TrimPrefix(s, "0"), 8, 32)
-	if err != nil || s == "" {
-		return 0o600
+// ModeString is the journal's spelling of a mode: the permission bits and
+// the setuid (04000), setgid (02000) and sticky (01000) bits, in octal.
+func ModeString(m fs.FileMode) string {
+	v := uint64(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		v |= 0o4000
 	}
-	return fs.FileMode(v)
+	if m&fs.ModeSetgid != 0 {
+		v |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		v |= 0o1000
+	}
+	return "0" + strconv.FormatUint(v, 8)
+}
+
+// ParseMode reads a journal mode (ModeString); ok is false when s is not
+// one.
+func ParseMode(s string) (fs.FileMode, bool) {
+	v, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || s == "" || v > 0o7777 {
+		return 0, false
+	}
+	m := fs.FileMode(v & 0o777)
+	if v&0o4000 != 0 {
+		m |= fs.ModeSetuid
+	}
+	if v&0o2000 != 0 {
+		m |= fs.ModeSetgid
+	}
+	if v&0o1000 != 0 {
+		m |= fs.ModeSticky
+	}
+	return m, true
 }

@@ -1,4 +1,4 @@
-package migrate
+package fstx
 
 import (
 	"context"
@@ -236,6 +236,24 @@ func LockOwn(ctx context.Context, stateDir, file string, wait time.Duration, pol
 	real, err := filepath.EvalSymlinks(file)
 	if err != nil {
 		return nil, err
+	}
+	return lockOwn(ctx, stateDir, file, real, wait, poll)
+}
+
+// LockOwnNew is LockOwn for a file about to be created (import): the lock
+// is the one LockOwn takes for the path once it exists (its directory's
+// canonical path plus its name), so two imports never both create it.
+func LockOwnNew(ctx context.Context, stateDir, file string, wait time.Duration, poll time.Duration) (*OwnLock, error) {
+	dir, err := filepath.EvalSymlinks(filepath.Dir(file))
+	if err != nil {
+		return nil, err
+	}
+	return lockOwn(ctx, stateDir, file, filepath.Join(dir, filepath.Base(file)), wait, poll)
+}
+
+func lockOwn(ctx context.Context, stateDir, file, real string, wait time.Duration, poll time.Duration) (*OwnLock, error) {
+	if poll <= 0 {
+		poll = DefaultLockConfig.Poll
 	}
 	sum := sha256.Sum256([]byte(real))
 	dir := filepath.Join(stateDir, "locks")

@@ -1,0 +1,5 @@
+//go:build unix && !linux
+
+package fstx
+
+func renameNoReplace(from, to string) error { return linkNoReplace(from, to) }

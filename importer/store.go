@@ -36,7 +36,7 @@ func scanStore(ctx context.Context, root string) (*store, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("target %s: %w", root, err)
 	}
-	err := ingest.Discover(ctx, []ingest.Root{{Path: root, Recursive: true, Source: ingest.SourceAtomic}}, func(f ingest.File) error {
+	err := ingest.Discover(ctx, []ingest.Root{{Path: root, Recursive: true, Source: ingest.SourceAtomic, Confine: true}}, func(f ingest.File) error {
 		s.files[devIno{f.Dev, f.Ino}] = true
 		if id, ok := migrate.ReadHeaderID(f.Path); ok {
 			s.byID[id] = append(s.byID[id], f.Path)

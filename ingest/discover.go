@@ -31,7 +31,15 @@ type Root struct {
 	// state directory, whose run directories hold backups of session files
 	// (SPEC.md §1.1: skip this tool's temporary files and backups).
 	Skip []string
+	// Confine keeps the walk inside the root: a directory link whose target
+	// lies outside it is reported (CodeLinkOutsideRoot) and not followed.
+	// Writing commands (migrate, import) set it.
+	Confine bool
 }
+
+// CodeLinkOutsideRoot reports a directory link that leads out of its root,
+// which a writing command does not follow.
+const CodeLinkOutsideRoot = "link_outside_root"
 
 // File is one session file found by [Discover].
 type File struct {
@@ -180,6 +188,23 @@ type walker struct {
 	seenFiles map[devIno]bool
 	seenDirs  map[devIno]bool
 	ancestors []devIno
+	above     map[devIno]bool // the directories above the current root: links to them are cycles
+	rootReal  string          // the current root, links resolved
+}
+
+// aboveRoot collects the directories above the root at path (its real
+// path's parents up to the file system root): a link to one of them leads
+// back over the root, a cycle.
+func aboveRoot(real string) map[devIno]bool {
+	out := map[devIno]bool{}
+	for d := filepath.Dir(real); ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil {
+			out[statIDs(fi)] = true
+		}
+		if filepath.Dir(d) == d {
+			return out
+		}
+	}
 }
 
 // Discover walks the roots in order and calls fn for every session file
@@ -198,6 +223,10 @@ func Discover(ctx context.Context, roots []Root, fn func(File) error, issue func
 			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 				w.skip[statIDs(fi)] = true
 			}
+		}
+		w.rootReal, w.above = r.Path, nil
+		if real, err := filepath.EvalSymlinks(r.Path); err == nil {
+			w.rootReal, w.above = real, aboveRoot(real)
 		}
 		if err := w.root(r); err != nil {
 			return err
@@ -308,7 +337,7 @@ func (w *walker) dir(r Root, path string, fi fs.FileInfo) error {
 	if w.skip[id] {
 		return nil
 	}
-	if slices.Contains(w.ancestors, id) {
+	if slices.Contains(w.ancestors, id) || w.above[id] {
 		w.report(path, w.source(r, path), CodeSymlinkCycle, SeverityWarning, "directory link leads back to one of its ancestors: not followed")
 		return nil
 	}
@@ -370,6 +399,10 @@ func (w *walker) entry(r Root, dir string, e fs.DirEntry) error {
 			if !r.Recursive || strings.HasSuffix(name, ".lock") {
 				return nil
 			}
+			if id := statIDs(fi); r.Confine && !slices.Contains(w.ancestors, id) && !w.above[id] && !w.inRoot(full) {
+				w.report(full, w.source(r, full), CodeLinkOutsideRoot, SeverityWarning, "directory link leads out of the root: not followed by a command that writes")
+				return nil
+			}
 			return w.dir(r, full, fi)
 		}
 		if fi.Mode().IsRegular() && IsSessionName(name) {
@@ -400,6 +433,17 @@ func (w *walker) entry(r Root, dir string, e fs.DirEntry) error {
 		return nil
 	}
 	return w.file(r, full, fi)
+}
+
+// inRoot reports whether the directory at path, links resolved, lies
+// inside the current root.
+func (w *walker) inRoot(path string) bool {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(w.rootReal, real)
+	return err == nil && filepath.IsLocal(rel)
 }
 
 func errText(err error) string {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -78,7 +79,7 @@ func (r FileResult) Failed() bool {
 		return true
 	case ResultSkipped:
 		switch r.Reason {
-		case string(validate.StatusEmpty), ingest.CodeBrokenLink, ingest.CodeSymlinkCycle, ingest.CodeNotASessionFile:
+		case string(validate.StatusEmpty), ingest.CodeBrokenLink, ingest.CodeSymlinkCycle, ingest.CodeNotASessionFile, ingest.CodeLinkOutsideRoot:
 			return false // nothing to upgrade, nothing the user must fix
 		}
 		return true
@@ -201,7 +202,12 @@ func Run(ctx context.Context, opts Options, emit func(FileResult) error) (Summar
 	}
 	var items []item
 	ix := NewParentIndex()
-	err := ingest.Discover(ctx, opts.Roots, func(f ingest.File) error {
+	// A writing command never follows a directory link out of its roots.
+	roots := slices.Clone(opts.Roots)
+	for i := range roots {
+		roots[i].Confine = true
+	}
+	err := ingest.Discover(ctx, roots, func(f ingest.File) error {
 		items = append(items, item{file: f})
 		if id, ok := ReadHeaderID(f.Path); ok {
 			ix.Add(f.Path, id)

@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/migrate"
 )
@@ -96,6 +99,15 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 	if err != nil {
 		return err
 	}
+	if len(args) == 0 {
+		// SPEC.md §2.3a: with no PATH, in place means Atomic stores only.
+		var others []string
+		rts, others = atomicRoots(rts)
+		if len(others) > 0 && !opts.Quiet {
+			fmt.Fprintf(ios.ErrOut, "note: migrate without PATH upgrades Atomic stores only; %s read format 3 (SPEC.md §2.3a): bring their sessions into Atomic with 'sessions-etl import', or name a PATH to upgrade them in place\n", strings.Join(others, " and "))
+		}
+	}
+	upgradedBy := map[string]int{} // agent → files upgraded in place outside Atomic stores
 	state, runs := stateDir(ios), runsDir(ios, opts.BackupDir)
 	out := bufio.NewWriter(ios.Out)
 	defer out.Flush()
@@ -107,6 +119,9 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 		StateDir: state, LockWait: opts.LockWait, Repair: opts.Repair, KeepUnresolvedParent: opts.KeepUnresolvedParent,
 		Relayout: opts.Relayout, Now: ios.Now, Progress: bar.Add,
 	}, func(r migrate.FileResult) error {
+		if a := readerAgent(r.Source); a != "" && r.Result == migrate.ResultUpgraded {
+			upgradedBy[a]++
+		}
 		if opts.JSON {
 			return enc.Encode(r)
 		}
@@ -119,6 +134,16 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 	bar.Done()
 	if err != nil {
 		return err
+	}
+	if !opts.Quiet {
+		for _, a := range slices.Sorted(maps.Keys(upgradedBy)) {
+			verb := "upgraded"
+			if opts.DryRun {
+				verb = "would upgrade"
+			}
+			fmt.Fprintf(ios.ErrOut, "warning: %s %s in place that %s reads: it reads format 3, and loses their creation time and fork link (SPEC.md §2.3a; 'sessions-etl import' copies them into Atomic instead)\n",
+				verb, plural(upgradedBy[a], a+" session", a+" sessions"), a)
+		}
 	}
 	if opts.JSON {
 		if err := enc.Encode(map[string]any{"summary": sum}); err != nil {
@@ -177,6 +202,38 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 		return errFailed
 	}
 	return nil
+}
+
+// atomicRoots keeps the Atomic stores of the default roots (SPEC.md
+// §2.3a) and names the agents of the others that hold anything.
+func atomicRoots(rts []ingest.Root) (atomic []ingest.Root, others []string) {
+	seen := map[string]bool{}
+	for _, r := range rts {
+		if r.Source == ingest.SourceAtomic {
+			atomic = append(atomic, r)
+			continue
+		}
+		if a := readerAgent(r.Source); a != "" && !seen[a] {
+			seen[a] = true
+			others = append(others, a)
+		}
+	}
+	return atomic, others
+}
+
+// readerAgent names the agent that reads a store of source when it is not
+// Atomic (the agents that read format 3, SPEC.md §2.3a); "" for Atomic and
+// for files of no known store.
+func readerAgent(source string) string {
+	switch source {
+	case ingest.SourceAtomic, ingest.SourceCustom, "":
+		return ""
+	case ingest.SourcePi:
+		return "pi"
+	case ingest.SourcePrime:
+		return "Prime Agent"
+	}
+	return source // the other pi-family stores (SPEC.md §7.1) by their label
 }
 
 // Labels of the reasons --relayout leaves a file where it is, in summary

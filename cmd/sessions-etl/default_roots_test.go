@@ -46,10 +46,15 @@ func TestUnreadableDefaultRoots(t *testing.T) {
 	if code, out, _ := runCLI(t, home, "validate"); code != ExitFailed || !strings.Contains(out, sessions+": error unreadable: stat: ") {
 		t.Errorf("validate: exit %d, want 1 naming %s unreadable:\n%s", code, sessions, out)
 	}
-	for _, cmd := range [][]string{{"migrate", "--dry-run"}, {"import", "--dry-run"}} {
+	for _, cmd := range [][]string{{"import", "--dry-run"}} {
 		if code, out, errOut := runCLI(t, home, cmd...); code != ExitFailed || !strings.Contains(out+errOut, sessions) {
 			t.Errorf("%v: exit %d, want 1 naming %s:\n%s%s", cmd, code, sessions, out, errOut)
 		}
+	}
+	// migrate without PATH covers Atomic stores only (SPEC.md §2.3a): the
+	// pi roots are not its business, readable or not.
+	if code, out, errOut := runCLI(t, home, "migrate", "--dry-run"); strings.Contains(out+errOut, sessions) || !strings.Contains(errOut, "'sessions-etl import'") {
+		t.Errorf("migrate: exit %d, want the pi roots left to import:\n%s%s", code, out, errOut)
 	}
 	db := filepath.Join(t.TempDir(), "x.duckdb")
 	if code, out, _ := runCLI(t, home, "export", "--duckdb", db); code != ExitFailed || !strings.Contains(out, "unreadable           "+sessions) {

@@ -190,7 +190,7 @@ func TestUndoRefusesForeignRunDir(t *testing.T) {
 
 // TestModeStringRoundTrip: the journal keeps special bits.
 func TestModeStringRoundTrip(t *testing.T) {
-	for _, m := range []os.FileMode{0o600, 0o644, 0o755 | os.ModeSetuid, 0o2770 & 0o777 | os.ModeSetgid, 0o1777&0o777 | os.ModeSticky} {
+	for _, m := range []os.FileMode{0o600, 0o644, 0o755 | os.ModeSetuid, 0o2770&0o777 | os.ModeSetgid, 0o1777&0o777 | os.ModeSticky} {
 		got, ok := ParseMode(ModeString(m))
 		if !ok || got != m {
 			t.Errorf("%v → %s → %v", m, ModeString(m), got)

@@ -67,6 +67,69 @@ func main() {
 	}
 }
 
+// workMarker marks a scratch directory as the harness's own: it removes
+// its outputs there between stages.
+const workMarker = ".sessions-etl-bench-work"
+
+// prepareWork makes sure work is a scratch directory of the harness: new,
+// empty, or marked by an earlier run. Any other directory is refused.
+func prepareWork(work string) error {
+	ents, err := os.ReadDir(work)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if len(ents) > 0 {
+		if _, err := os.Stat(filepath.Join(work, workMarker)); err != nil {
+			return fmt.Errorf("refusing to use %s as the scratch directory: it is not empty and was not made by the bench (give -work a new path)", work)
+		}
+		return nil
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(work, workMarker), nil, 0o644)
+}
+
+// prepareHome makes sure home holds a generated sample home: one with a
+// synth manifest.json is used as is; a new or empty directory is filled by
+// generate, which writes into a new sibling directory renamed into place
+// once complete. Anything else — a directory with other contents, such as
+// a real ~/.pi or a test corpus — is refused and never removed.
+func prepareHome(home string, generate func(dir string) error) error {
+	if _, err := os.Stat(filepath.Join(home, "manifest.json")); err == nil {
+		return nil
+	}
+	ents, err := os.ReadDir(home)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	case len(ents) > 0:
+		return fmt.Errorf("refusing to use %s: it is not empty and holds no manifest.json of a generated home; the bench generates its home only in a new or empty directory (give -home a new path)", home)
+	}
+	if err := os.MkdirAll(filepath.Dir(home), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(home), "."+filepath.Base(home)+".generating-")
+	if err != nil {
+		return err
+	}
+	out := filepath.Join(tmp, "home")
+	if err := generate(out); err != nil {
+		os.RemoveAll(tmp) // ours: created above
+		return err
+	}
+	if err := os.Remove(home); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		os.RemoveAll(tmp)
+		return err // os.Remove never removes a directory that holds anything
+	}
+	if err := os.Rename(out, home); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	return os.Remove(tmp)
+}
+
 func run() error {
 	bin, err := filepath.Abs(*flagBin)
 	if err != nil {
@@ -74,17 +137,19 @@ func run() error {
 	}
 	home, _ := filepath.Abs(*flagHome)
 	work, _ := filepath.Abs(*flagWork)
-	if err := os.MkdirAll(work, 0o755); err != nil {
+	if err := prepareWork(work); err != nil {
 		return err
 	}
-	if _, err := os.Stat(filepath.Join(home, "manifest.json")); err != nil {
+	if err := prepareHome(home, func(dir string) error {
 		fmt.Fprintf(os.Stderr, "generating %s (%d sessions, %d bytes)…\n", home, *flagSess, *flagSize)
-		os.RemoveAll(home)
-		cmd := exec.Command(bin, "synth", "--out", home, "--sessions", fmt.Sprint(*flagSess), "--seed", "1", "--size", fmt.Sprint(*flagSize))
+		cmd := exec.Command(bin, "synth", "--out", dir, "--sessions", fmt.Sprint(*flagSess), "--seed", "1", "--size", fmt.Sprint(*flagSize))
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("synth: %w", err)
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	files, total, err := sessionBytes(home)
 	if err != nil {

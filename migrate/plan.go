@@ -104,6 +104,7 @@ func (e *SkipError) Error() string {
 // member is an object member's location in the file.
 type member struct {
 	keyStart int64 // offset of the key's opening quote
+	keyEnd   int64 // offset just after the key's closing quote
 	valStart int64
 	valEnd   int64
 	present  bool
@@ -172,7 +173,7 @@ func (p *planner) memberOf(r *ingest.Record, n int) member {
 		return member{}
 	}
 	nd := &r.Tape.Nodes[n]
-	return member{keyStart: fileOff(r, nd.KeyStart-1), valStart: fileOff(r, nd.Start), valEnd: fileOff(r, nd.End), present: true}
+	return member{keyStart: fileOff(r, nd.KeyStart-1), keyEnd: fileOff(r, nd.KeyEnd+1), valStart: fileOff(r, nd.Start), valEnd: fileOff(r, nd.End), present: true}
 }
 
 func (p *planner) Issue(is ingest.Issue) {
@@ -605,7 +606,9 @@ func (p *planner) planHeader(plan *Plan, res validate.Result) error {
 	if h.timestamp.present {
 		switch {
 		case !h.createdAt.present:
-			add(Edit{Off: h.timestamp.keyStart, End: h.timestamp.valStart - 1, New: []byte(`"createdAt"`)}, "header timestamp → createdAt")
+			// Key-only edits replace the key's bytes alone: the separator
+			// after it (":", ": ", ":\t") stays as written.
+			add(Edit{Off: h.timestamp.keyStart, End: h.timestamp.keyEnd, New: []byte(`"createdAt"`)}, "header timestamp → createdAt")
 		case bytes.Equal(h.tsVal, h.caVal):
 			add(p.deleteMember(h.timestamp), "header timestamp removed (createdAt holds the same value)")
 		default:
@@ -620,7 +623,7 @@ func (p *planner) planHeader(plan *Plan, res validate.Result) error {
 			if h.parID.present {
 				add(p.deleteMember(h.parent), "header parentSession null removed")
 			} else {
-				add(Edit{Off: h.parent.keyStart, End: h.parent.valEnd, New: []byte(`"parentSessionId":null`)}, "header parentSession null → parentSessionId null")
+				add(Edit{Off: h.parent.keyStart, End: h.parent.keyEnd, New: []byte(`"parentSessionId"`)}, "header parentSession null → parentSessionId null")
 			}
 		case !isString:
 			return &SkipError{Reason: ReasonConflict, Detail: "header parentSession is not a string"}
@@ -639,7 +642,8 @@ func (p *planner) planHeader(plan *Plan, res validate.Result) error {
 				}
 				add(p.deleteMember(h.parent), "header parentSession removed (parentSessionId already names it)")
 			case ok:
-				add(Edit{Off: h.parent.keyStart, End: h.parent.valEnd, New: append([]byte(`"parentSessionId":`), jsonString(id)...)},
+				plan.Edits = append(plan.Edits, Edit{Off: h.parent.keyStart, End: h.parent.keyEnd, New: []byte(`"parentSessionId"`)})
+				add(Edit{Off: h.parent.valStart, End: h.parent.valEnd, New: jsonString(id)},
 					fmt.Sprintf("header parentSession %s → parentSessionId %s", parentPath, id))
 			case p.opts.KeepUnresolvedParent:
 				plan.KeptParent = true
@@ -720,8 +724,8 @@ func (p *planner) planV1(plan *Plan) {
 			case e.firstKeptIdx < 1 || !ok:
 				plan.Notes = append(plan.Notes, Change{Line: e.line, What: fmt.Sprintf("compaction firstKeptEntryIndex %d names no entry: left as is", e.firstKeptIdx)})
 			default:
-				plan.Edits = append(plan.Edits, Edit{Off: e.firstKept.keyStart, End: e.firstKept.valEnd,
-					New: append([]byte(`"firstKeptEntryId":`), ref(j)...)})
+				plan.Edits = append(plan.Edits, Edit{Off: e.firstKept.keyStart, End: e.firstKept.keyEnd, New: []byte(`"firstKeptEntryId"`)},
+					Edit{Off: e.firstKept.valStart, End: e.firstKept.valEnd, New: ref(j)})
 				plan.Changes = append(plan.Changes, Change{Line: e.line, What: fmt.Sprintf("compaction firstKeptEntryIndex %d → firstKeptEntryId %s", e.firstKeptIdx, finalID[j])})
 			}
 		}

@@ -149,6 +149,9 @@ func (im *importer) replace(ctx context.Context, t *tgt, src io.ReaderAt, size i
 			return err
 		})
 	if err != nil {
+		if h, herr := fstx.HashFile(t.path); herr == nil && h == before {
+			backup.Drop() // the file is as it was: no copy to keep
+		}
 		return fmt.Errorf("replace %s: %w", t.path, err)
 	}
 	return nil

@@ -500,6 +500,9 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 	}
 	backup.Keep()
 	if err := tmp.Commit(); err != nil {
+		if !tmp.Published {
+			backup.Drop() // the original is in place: no copy to keep
+		}
 		return failed(res, err), false
 	}
 	// An append by a writer that ignores the lock, landing on the old inode

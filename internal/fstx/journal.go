@@ -140,6 +140,17 @@ func (b *Backup) Discard() {
 	b.run.mu.Unlock()
 }
 
+// Drop removes the backup even when journaled: for a transaction whose
+// rename never happened (the file is as it was; undo finds it
+// already_original without the backup).
+func (b *Backup) Drop() {
+	if b == nil {
+		return
+	}
+	b.done = false
+	b.Discard()
+}
+
 // NewBackup creates the next backup file for the original at orig.
 func (r *RunDir) NewBackup(orig string) (*Backup, error) {
 	r.mu.Lock()

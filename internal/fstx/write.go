@@ -131,7 +131,10 @@ type Temp struct {
 	Path   string // the temporary file
 	Target string
 	SHA256 string // hex SHA-256 of the bytes written
-	done   bool
+	// Published is set once the rename put the file in place (a later
+	// directory fsync may still fail).
+	Published bool
+	done      bool
 }
 
 // WriteOptions says what a temporary file takes over besides meta's mode,
@@ -218,6 +221,7 @@ func (t *Temp) Commit() error {
 		os.Remove(t.Path)
 		return fmt.Errorf("rename %s over %s: %w", filepath.Base(t.Path), t.Target, err)
 	}
+	t.Published = true
 	if err := SyncDir(filepath.Dir(t.Target)); err != nil {
 		return fmt.Errorf("fsync directory %s: %w", filepath.Dir(t.Target), err)
 	}
@@ -233,6 +237,7 @@ func (t *Temp) CommitNoReplace() error {
 		os.Remove(t.Path)
 		return err
 	}
+	t.Published = true
 	if err := SyncDir(filepath.Dir(t.Target)); err != nil {
 		return fmt.Errorf("fsync directory %s: %w", filepath.Dir(t.Target), err)
 	}

@@ -336,6 +336,11 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 		// the export is 5-10% faster.
 		cfg["write_buffer_row_group_count"] = "1"
 	}
+	if _, err := os.Lstat(statePath); errors.Is(err, fs.ErrNotExist) {
+		if err := createDatabase(ctx, statePath); err != nil {
+			return Summary{}, fmt.Errorf("duckdb %s: %w", statePath, err)
+		}
+	}
 	st, err := openStore(ctx, statePath, cfg, rowGroups)
 	if err != nil {
 		return Summary{}, err

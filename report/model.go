@@ -142,6 +142,9 @@ func (t ToolRow) ErrorRate() float64 {
 
 // Report is the answer to one report question.
 type Report struct {
+	// Notes are things the user should know about the run (printed on
+	// stderr by the CLI), e.g. a cache database rebuilt.
+	Notes    []string
 	Kind     Kind
 	Location *time.Location
 	// Zone is the name the text header shows for Location

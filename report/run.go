@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"time"
+
+	"github.com/sessions-etl/sessions-etl/export"
 )
 
 // ErrNoExport is returned when the database holds no export (NoRefresh on
@@ -33,6 +36,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	case o.Location == time.Local:
 		r.ZoneName = "" // "Local" is no IANA name (ResolveZone finds one)
 	}
+	if !o.NoRefresh && o.Managed {
+		// The report's own cache: one that is not a DuckDB database (a
+		// 0-byte file a full disk left) is rebuilt, with a note.
+		if note := dropInvalidCache(o.DBPath); note != "" {
+			r.Notes = append(r.Notes, note)
+		}
+	}
 	if !o.NoRefresh {
 		sum, err := refresh(ctx, &o)
 		if err != nil {
@@ -44,6 +54,23 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("duckdb %s: %w", o.DBPath, err)
 	}
 	return r, nil
+}
+
+// dropInvalidCache removes the cache database at path (and its WAL) when
+// it exists but is not a DuckDB database, and says so.
+func dropInvalidCache(path string) string {
+	if _, err := os.Lstat(path); err != nil {
+		return ""
+	}
+	ok, err := export.IsDatabaseFile(path)
+	if err != nil || ok {
+		return ""
+	}
+	if err := os.Remove(path); err != nil {
+		return ""
+	}
+	os.Remove(path + ".wal")
+	return fmt.Sprintf("the report cache %s was not a valid DuckDB database (an interrupted or full-disk write?): rebuilt", path)
 }
 
 // answer queries the database into r.

@@ -252,6 +252,11 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 	if err != nil {
 		return err
 	}
+	if !opts.Quiet {
+		for _, n := range r.Notes {
+			fmt.Fprintf(ios.ErrOut, "note: %s\n", n)
+		}
+	}
 	sum := r.Ingest
 	if sum != nil && ios.ErrIsTerminal && !opts.JSON && !opts.Quiet && sum.Read > 0 {
 		fmt.Fprintf(ios.ErrOut, "Read %d of %d files (%s) into %s in %.1fs.\n", sum.Read, sum.Files,

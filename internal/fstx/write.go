@@ -12,6 +12,7 @@ package fstx
 
 import (
 	"bufio"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -145,6 +146,19 @@ type WriteOptions struct {
 	AttrsFrom string
 	// Tee, when not nil, receives the bytes written as well (a hash).
 	Tee io.Writer
+}
+
+// TempName returns a new name for a temporary file beside target, with no
+// file created there (for a writer that must create the file itself, as
+// DuckDB does). CleanStaleTemps removes it, and the ".wal" beside it, once
+// its process is gone.
+func TempName(target string) (string, error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	name := strings.Replace(tempPattern(target), "*", hex.EncodeToString(b[:]), 1)
+	return filepath.Join(filepath.Dir(target), name), nil
 }
 
 // WriteTemp creates a temporary file in target's directory, fills it with
@@ -310,7 +324,7 @@ func CleanStaleTemps(dir string) ([]string, error) {
 	var removed []string
 	for _, e := range ents {
 		name := e.Name()
-		if !strings.HasPrefix(name, TempPrefix) || !strings.HasSuffix(name, ".tmp") || !e.Type().IsRegular() {
+		if !strings.HasPrefix(name, TempPrefix) || !(strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, ".tmp.wal")) || !e.Type().IsRegular() {
 			continue
 		}
 		rest := strings.TrimPrefix(name, TempPrefix)

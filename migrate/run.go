@@ -400,6 +400,15 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 		}
 		f.Path = real
 	}
+	// Plan first, without any lock (SPEC.md §2.3 step 2 compares after
+	// locking): a file with nothing to write is never locked, so a
+	// read-only file system or a busy agent does not fail a current file.
+	linkNotes := res.Notes
+	fh, meta, plan, res := m.plan(ctx, f.Path, popts, res)
+	if fh == nil || res.Result != ResultUpgraded {
+		return res, false
+	}
+	defer func() { fh.Close() }()
 	own, err := fstx.LockOwn(ctx, m.opts.StateDir, f.Path, m.opts.LockWait, m.opts.Lock.Poll)
 	if err != nil {
 		return lockResult(res, err), false
@@ -410,23 +419,16 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 		return lockResult(res, err), false
 	}
 	defer lock.Release()
-
-	fh, err := ingest.OpenRegular(f.Path)
-	if err != nil {
+	// Compare: a file that changed between the plan and the lock is read
+	// and planned again, under the lock.
+	if changed, err := changedSince(fh, f.Path, meta); err != nil {
 		return failed(res, err), false
-	}
-	defer fh.Close()
-	meta, err := fstx.Stat(fh)
-	if err != nil {
-		return failed(res, err), false
-	}
-	res.Size = meta.Size
-	notes := res.Notes
-	plan, err := PlanFile(ctx, fh, meta.Size, popts)
-	res = describe(res, plan, err)
-	res.Notes = append(notes, res.Notes...)
-	if res.Result != ResultUpgraded {
-		return res, false
+	} else if changed {
+		fh.Close()
+		fh, meta, plan, res = m.plan(ctx, f.Path, popts, FileResult{Path: f.Path, Source: f.Source, Size: f.Size, Notes: linkNotes})
+		if fh == nil || res.Result != ResultUpgraded {
+			return res, false
+		}
 	}
 	if meta.Nlink > 1 {
 		// A rename gives only this name the new bytes; the other names of
@@ -530,6 +532,30 @@ func lockResult(res FileResult, err error) FileResult {
 		return res
 	}
 	return failed(res, err)
+}
+
+// plan opens and plans the file at path. fh is nil when it could not be
+// opened (res says why); otherwise the caller closes it.
+func (m *migrator) plan(ctx context.Context, path string, popts PlanOptions, res FileResult) (*os.File, fstx.Meta, *Plan, FileResult) {
+	fh, err := ingest.OpenRegular(path)
+	if err != nil {
+		return nil, fstx.Meta{}, nil, failed(res, err)
+	}
+	meta, err := fstx.Stat(fh)
+	if err != nil {
+		fh.Close()
+		return nil, fstx.Meta{}, nil, failed(res, err)
+	}
+	res.Size = meta.Size
+	notes := res.Notes
+	plan, err := PlanFile(ctx, fh, meta.Size, popts)
+	res = describe(res, plan, err)
+	res.Notes = append(notes, res.Notes...)
+	if res.Result != ResultUpgraded {
+		fh.Close()
+		return nil, meta, plan, res
+	}
+	return fh, meta, plan, res
 }
 
 // changedSince reports whether the file at path is no longer the open file

@@ -36,6 +36,7 @@ type LockedError struct {
 	Path  string
 	Agent bool          // the agent's proper-lockfile lock (else another sessions-etl process)
 	Age   time.Duration // how long ago the agent's lock was refreshed
+	Lease *Lease        // Prime Agent's session lease, held by a running process
 }
 
 // Error names the file and says who holds its lock.
@@ -43,6 +44,9 @@ func (e *LockedError) Error() string { return e.Path + ": " + e.Hint() }
 
 // Hint is the message a user needs: who holds the lock and what to do.
 func (e *LockedError) Hint() string {
+	if e.Lease != nil {
+		return fmt.Sprintf("Prime Agent has the session open (lease %s, process %d is running): close that session, or wait with --lock-wait 30s", e.Lease.File, e.Lease.PID)
+	}
 	if e.Agent && e.Age < 0 {
 		return fmt.Sprintf("the file's lock directory %s.lock has a modification time in the future (clock skew?): it never goes stale; remove it if no agent is running", e.Path)
 	}
@@ -100,6 +104,19 @@ func LockAgent(ctx context.Context, file string, wait time.Duration, cfg LockCon
 	}
 	deadline := time.Now().Add(wait)
 	for {
+		if l := LiveLease(file); l != nil {
+			// Prime Agent holds the session open (its lease, not a lock
+			// directory): wait for it like for a live lock.
+			if !time.Now().Before(deadline) {
+				return nil, &LockedError{Path: file, Agent: true, Lease: l}
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(cfg.Poll):
+			}
+			continue
+		}
 		err := os.Mkdir(dir, 0o755)
 		if err == nil {
 			l := &AgentLock{Dir: dir, cfg: cfg, stop: make(chan struct{}), done: make(chan struct{})}

@@ -1,4 +1,4 @@
-package fstx_test
+package ingest_test
 
 import (
 	"testing"

@@ -203,7 +203,7 @@ func printRejected(w *bufio.Writer, sum export.Summary) {
 		fmt.Fprintf(w, "  (%d of them paths that could not be read at all, such as a directory: not in the files table)\n", sum.RejectedPaths)
 	}
 	for _, f := range sum.RejectedFiles {
-		fmt.Fprintf(w, "  %-20s %s%s\n", f.Status, f.Path, rejectedWhy(f))
+		fmt.Fprintf(w, "  %-20s %s%s\n", f.Status, showPath(f.Path), rejectedWhy(f))
 	}
 	if more := sum.Rejected - len(sum.RejectedFiles); more > 0 {
 		fmt.Fprintf(w, "  … and %d more.\n", more)

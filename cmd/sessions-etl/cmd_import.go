@@ -112,7 +112,10 @@ func runImport(cmd *cobra.Command, ios *IO, opts *importOptions, args []string) 
 	opt.Progress = bar.Add
 	sum, err := importer.Run(cmd.Context(), opt, func(r importer.Result) error {
 		if opts.JSON {
-			return enc.Encode(r)
+			return enc.Encode(struct {
+				importer.Result
+				PathBytes string `json:"path_bytes,omitempty"`
+			}{r, pathBytes(r.Path)})
 		}
 		if showImportResult(r, opts) {
 			printImportResult(out, r, opts.Verbose || opts.DryRun)
@@ -154,9 +157,9 @@ func showImportResult(r importer.Result, opts *importOptions) bool {
 }
 
 func printImportResult(w *bufio.Writer, r importer.Result, details bool) {
-	line := fmt.Sprintf("%-16s %s", r.Result, r.Path)
+	line := fmt.Sprintf("%-16s %s", r.Result, showPath(r.Path))
 	if r.Target != "" && (r.Result == importer.ResultImported || r.Result == importer.ResultUpdated || details) {
-		line += " → " + r.Target
+		line += " → " + showPath(r.Target)
 	}
 	reason := r.Reason
 	if r.Detail != "" {

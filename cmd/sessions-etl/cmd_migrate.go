@@ -123,7 +123,10 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 			upgradedBy[a]++
 		}
 		if opts.JSON {
-			return enc.Encode(r)
+			return enc.Encode(struct {
+				migrate.FileResult
+				PathBytes string `json:"path_bytes,omitempty"`
+			}{r, pathBytes(r.Path)})
 		}
 		if !showMigrateResult(r, opts) {
 			return nil
@@ -281,12 +284,12 @@ func printMigrateResult(w *bufio.Writer, r migrate.FileResult, dryRun, details b
 		if r.EarlyV4 {
 			from = "early v4"
 		}
-		fmt.Fprintf(w, "%s  %s (%s → v4, %s", verb, r.Path, from, plural(r.ChangeCount, "change", "changes"))
+		fmt.Fprintf(w, "%s  %s (%s → v4, %s", verb, showPath(r.Path), from, plural(r.ChangeCount, "change", "changes"))
 		if len(r.Repairs) > 0 {
 			fmt.Fprintf(w, ", %s", plural(len(r.Repairs), "repair", "repairs"))
 		}
 		if r.MovedTo != "" {
-			fmt.Fprintf(w, ", moved to %s", r.MovedTo)
+			fmt.Fprintf(w, ", moved to %s", showPath(r.MovedTo))
 		}
 		if r.NotMoved != "" {
 			fmt.Fprintf(w, ", not moved: %s", notMovedLabel[r.NotMoved])
@@ -305,12 +308,12 @@ func printMigrateResult(w *bufio.Writer, r migrate.FileResult, dryRun, details b
 			if dryRun {
 				verb = "would move to "
 			}
-			reason = verb + r.MovedTo
+			reason = verb + showPath(r.MovedTo)
 		}
 		if reason != "" {
-			fmt.Fprintf(w, "%-9s %s (%s)\n", r.Result, r.Path, reason)
+			fmt.Fprintf(w, "%-9s %s (%s)\n", r.Result, showPath(r.Path), reason)
 		} else {
-			fmt.Fprintf(w, "%-9s %s\n", r.Result, r.Path)
+			fmt.Fprintf(w, "%-9s %s\n", r.Result, showPath(r.Path))
 		}
 	}
 	printChanges(w, r.Repairs, r.Changes, r.Notes, details)

@@ -308,7 +308,7 @@ func printReportRejected(w io.Writer, sum *export.Summary, db string) {
 	fmt.Fprintf(w, "sessions-etl: %d of %d %s could not be used (%s); their usage is not in this report:\n",
 		sum.Rejected, sum.Files+sum.RejectedPaths, what, strings.Join(parts, ", "))
 	for _, f := range sum.RejectedFiles {
-		fmt.Fprintf(w, "  %-20s %s%s\n", f.Status, f.Path, rejectedWhy(f))
+		fmt.Fprintf(w, "  %-20s %s%s\n", f.Status, showPath(f.Path), rejectedWhy(f))
 	}
 	if more := sum.Rejected - len(sum.RejectedFiles); more > 0 {
 		fmt.Fprintf(w, "  … and %d more: sessions-etl query --duckdb %s 'SELECT * FROM rejected_files'\n", more, strings.Join(quoteArgs([]string{db}), ""))

@@ -43,6 +43,7 @@ Exit status: 0 when no file has an error, 1 when some do, 2 on usage errors.`,
 // jsonFileVerdict is one line of `validate --json`.
 type jsonFileVerdict struct {
 	Path          string         `json:"path"`
+	PathBytes     string         `json:"path_bytes,omitempty"` // base64 of a path that is not UTF-8
 	Source        string         `json:"source"`
 	Status        string         `json:"status"`
 	FormatVersion *int           `json:"format_version"`
@@ -73,7 +74,7 @@ func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []stri
 	sum, err := validate.Run(cmd.Context(), validate.Options{Roots: rts, Workers: opts.Workers, Progress: bar.Add},
 		func(fr validate.FileResult) error {
 			if opts.JSON {
-				v := jsonFileVerdict{Path: fr.File.Path, Source: fr.File.Source, Status: string(fr.Status),
+				v := jsonFileVerdict{Path: fr.File.Path, PathBytes: pathBytes(fr.File.Path), Source: fr.File.Source, Status: string(fr.Status),
 					EarlyV4: fr.EarlyV4, SessionID: fr.Header.ID, Entries: fr.Entries, SizeBytes: fr.File.Size, Issues: fr.Issues}
 				if fr.FormatVersion > 0 {
 					fv := fr.FormatVersion
@@ -89,7 +90,7 @@ func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []stri
 					continue
 				}
 				if len(problems) < opts.MaxProblems {
-					problems = append(problems, problem{fr.File.Path, is})
+					problems = append(problems, problem{showPath(fr.File.Path), is})
 				} else {
 					moreProblems++
 				}

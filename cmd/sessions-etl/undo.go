@@ -34,15 +34,18 @@ func printUndo(ios *IO, asJSON, verbose bool, dir string, undo func(emit func(fs
 			}
 		}
 		if asJSON {
-			return enc.Encode(r)
+			return enc.Encode(struct {
+				fstx.UndoResult
+				PathBytes string `json:"path_bytes,omitempty"`
+			}{r, pathBytes(r.Path)})
 		}
 		if r.Op == fstx.OpMkdir && !verbose {
 			return nil
 		}
 		if r.Detail != "" {
-			fmt.Fprintf(out, "%-16s %s: %s\n", r.Result, r.Path, r.Detail)
+			fmt.Fprintf(out, "%-16s %s: %s\n", r.Result, showPath(r.Path), r.Detail)
 		} else {
-			fmt.Fprintf(out, "%-16s %s\n", r.Result, r.Path)
+			fmt.Fprintf(out, "%-16s %s\n", r.Result, showPath(r.Path))
 		}
 		return nil
 	})

@@ -406,6 +406,7 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 	linkNotes := res.Notes
 	fh, meta, plan, res := m.plan(ctx, f.Path, popts, res)
 	if fh == nil || res.Result != ResultUpgraded {
+		fstx.RemoveStaleLock(f.Path, m.opts.Lock) // a killed run's, say
 		return res, false
 	}
 	defer func() { fh.Close() }()
@@ -513,7 +514,7 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 	if attempt > 0 {
 		grace = lateAppendGrace // someone writes without the lock: watch the old inode a little longer
 	}
-	if note, err := recoverLateAppend(fh, f.Path, meta, grace); err != nil {
+	if note, err := recoverLateAppend(fh, f.Path, meta, tmp.Size, grace); err != nil {
 		res.Notes = append(res.Notes, Change{What: "could not carry over bytes appended during the rename: " + err.Error()})
 	} else if note != "" {
 		res.Notes = append(res.Notes, Change{What: note})
@@ -579,11 +580,13 @@ func changedSince(fh *os.File, path string, meta fstx.Meta) (bool, error) {
 // when the file was seen changing during its migration.
 const lateAppendGrace = 50 * time.Millisecond
 
-// recoverLateAppend appends to path whatever a writer that ignores the lock
-// appended to the old inode fh after meta was taken (an append that
-// started before the rename lands there). With grace > 0 it keeps watching
-// the old inode that long.
-func recoverLateAppend(fh *os.File, path string, meta fstx.Meta, grace time.Duration) (string, error) {
+// recoverLateAppend carries over to path whatever a writer that ignores
+// the lock appended to the old inode fh after meta was taken (an append
+// that started before the rename lands there). The bytes go where they
+// were appended: at the old end of the file, newSize (the migrated bytes),
+// before anything appended to the new file since, so the file keeps the
+// order of the appends. With grace > 0 the old inode is watched that long.
+func recoverLateAppend(fh *os.File, path string, meta fstx.Meta, newSize int64, grace time.Duration) (string, error) {
 	carried := int64(0)
 	deadline := time.Now().Add(grace)
 	for {
@@ -592,7 +595,7 @@ func recoverLateAppend(fh *os.File, path string, meta fstx.Meta, grace time.Dura
 			return "", err
 		}
 		if n := now.Size - meta.Size - carried; n > 0 {
-			if err := carryOver(fh, path, meta.Size+carried, n, now); err != nil {
+			if err := carryOver(fh, path, meta.Size+carried, n, newSize+carried, now); err != nil {
 				return "", err
 			}
 			carried += n
@@ -608,28 +611,72 @@ func recoverLateAppend(fh *os.File, path string, meta fstx.Meta, grace time.Dura
 	return fmt.Sprintf("carried over %d bytes appended by another writer during the rename", carried), nil
 }
 
-func carryOver(fh *os.File, path string, off, n int64, now fstx.Meta) error {
+// carryOver puts the n bytes at off of the old inode fh into the file at
+// path at offset at. When nothing follows at (no append reached the new
+// file yet) they are appended; otherwise the file is replaced, atomically,
+// by its first at bytes, the carried bytes and the rest, and what reaches
+// the replaced inode meanwhile is carried over in turn.
+func carryOver(fh *os.File, path string, off, n, at int64, now fstx.Meta) error {
 	extra := make([]byte, n)
 	if _, err := fh.ReadAt(extra, off); err != nil {
 		return err
 	}
-	out, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	cur, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return err
 	}
-	if _, err := out.Write(extra); err != nil {
-		out.Close()
+	defer cur.Close()
+	cm, err := fstx.Stat(cur)
+	if err != nil {
 		return err
 	}
-	if err := out.Sync(); err != nil {
-		out.Close()
+	if cm.Size <= at {
+		if _, err := cur.Write(extra); err != nil {
+			return err
+		}
+		if err := cur.Sync(); err != nil {
+			return err
+		}
+		_ = os.Chtimes(path, now.Atime, now.Mtime)
+		return nil
+	}
+	// Later appends are already in the new file: insert before them.
+	meta := cm
+	meta.Mtime, meta.Atime = now.Mtime, now.Atime
+	tmp, err := fstx.WriteTemp(path, meta, fstx.WriteOptions{AttrsFrom: path}, func(w io.Writer) error {
+		if _, err := io.Copy(w, io.NewSectionReader(cur, 0, at)); err != nil {
+			return err
+		}
+		if _, err := w.Write(extra); err != nil {
+			return err
+		}
+		_, err := io.Copy(w, io.NewSectionReader(cur, at, cm.Size-at))
+		return err
+	})
+	if err != nil {
 		return err
 	}
-	if err := out.Close(); err != nil {
-		return err
+	defer tmp.Discard()
+	if changed, err := changedSince(cur, path, cm); err != nil || changed {
+		// Still being appended to: never lose the bytes, append them.
+		tmp.Discard()
+		if _, err := cur.Write(extra); err != nil {
+			return err
+		}
+		return cur.Sync()
 	}
-	_ = os.Chtimes(path, now.Atime, now.Mtime)
-	return nil
+	if err := tmp.Commit(); err != nil {
+		if tmp.Published {
+			return err
+		}
+		if _, err := cur.Write(extra); err != nil {
+			return err
+		}
+		return cur.Sync()
+	}
+	// Appends that reached the replaced inode after it was read follow.
+	_, err = recoverLateAppend(cur, path, cm, tmp.Size, 0)
+	return err
 }
 
 // postCheck validates the temporary file: current v4, same entries.

@@ -157,6 +157,23 @@ func LockAgent(ctx context.Context, file string, wait time.Duration, cfg LockCon
 	}
 }
 
+// RemoveStaleLock removes the proper-lockfile lock directory of file when
+// it is stale (mtime older than cfg.Stale: its holder died, e.g. a killed
+// sessions-etl), as the agent itself would before locking. A live lock, or
+// one holding anything, is left. For files a run does not write, whose
+// lock it never takes.
+func RemoveStaleLock(file string, cfg LockConfig) {
+	dir, err := LockPath(file)
+	if err != nil {
+		return
+	}
+	st, err := os.Lstat(dir)
+	if err != nil || !st.IsDir() || time.Since(st.ModTime()) <= cfg.Stale {
+		return
+	}
+	_ = os.Remove(dir)
+}
+
 // touch sets the lock directory's mtime to now (millisecond precision, as
 // JavaScript sets it) and records what stat reports back.
 func (l *AgentLock) touch() error {

@@ -132,6 +132,7 @@ type Temp struct {
 	Path   string // the temporary file
 	Target string
 	SHA256 string // hex SHA-256 of the bytes written
+	Size   int64  // bytes written
 	// Published is set once the rename put the file in place (a later
 	// directory fsync may still fail).
 	Published bool
@@ -184,7 +185,8 @@ func WriteTemp(target string, meta Meta, opts WriteOptions, write func(w io.Writ
 		sink = io.MultiWriter(h, opts.Tee)
 	}
 	bw := bufio.NewWriterSize(fileWriter{f}, 256<<10)
-	if err := write(io.MultiWriter(bw, sink)); err != nil {
+	cw := &countWriter{}
+	if err := write(io.MultiWriter(bw, sink, cw)); err != nil {
 		return nil, fmt.Errorf("write %s: %w", name, err)
 	}
 	if err := bw.Flush(); err != nil {
@@ -199,8 +201,12 @@ func WriteTemp(target string, meta Meta, opts WriteOptions, write func(w io.Writ
 	if err := f.Close(); err != nil {
 		return nil, fmt.Errorf("close %s: %w", name, err)
 	}
-	return &Temp{Path: name, Target: target, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+	return &Temp{Path: name, Target: target, SHA256: hex.EncodeToString(h.Sum(nil)), Size: cw.n}, nil
 }
+
+type countWriter struct{ n int64 }
+
+func (c *countWriter) Write(b []byte) (int, error) { c.n += int64(len(b)); return len(b), nil }
 
 // applyMeta gives the open temporary file f the owner, mode, extended
 // attributes and times of meta (the owner first: chown clears setuid and

@@ -237,6 +237,10 @@ type Summary struct {
 	Rebuilt       string   `json:"rebuilt,omitempty"`
 	ParquetTables []string `json:"parquet_tables"` // datasets (re)written
 	ElapsedMS     int64    `json:"elapsed_ms"`
+	// MemoryRetries counts the runs that ran out of DuckDB memory before
+	// this one finished, with MemoryLimit (see Run).
+	MemoryRetries int    `json:"memory_retries,omitempty"`
+	MemoryLimit   string `json:"memory_limit,omitempty"`
 }
 
 func (o *Options) pricingID() string {
@@ -257,14 +261,15 @@ func viewsHash(mode Mode) string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
-// Run exports the session files under opts.Roots into the DuckDB database
+// runOnce is one export run (Run retries it with more memory): it exports
+// the session files under opts.Roots into the DuckDB database
 // and/or the Parquet datasets, incrementally: files whose path, size,
 // mtime and inode are those of the last export are not read again; the
 // rows of changed files are replaced and those of deleted files removed.
 // The database changes in one transaction, so a failed run leaves the
 // previous export as it was. The derived columns that depend on several
 // files (fork copies, counted usage, parents) are recomputed with SQL.
-func Run(ctx context.Context, opts Options) (Summary, error) {
+func runOnce(ctx context.Context, opts Options) (Summary, error) {
 	start := time.Now()
 	if opts.DuckDBPath == "" && opts.ParquetDir == "" {
 		return Summary{}, ErrNoSink

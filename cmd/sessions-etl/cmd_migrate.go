@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sessions-etl/sessions-etl/internal/userdirs"
 	"github.com/sessions-etl/sessions-etl/migrate"
 )
 
@@ -82,12 +84,10 @@ func runsDir(ios *IO, backupDir string) string {
 }
 
 // stateDir is where sessions-etl keeps run directories and lock files:
-// $XDG_STATE_HOME/sessions-etl, else ~/.local/state/sessions-etl.
+// $XDG_STATE_HOME/sessions-etl, else the system's place (userdirs.StateDir:
+// ~/.local/state/sessions-etl on Linux).
 func stateDir(ios *IO) string {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "sessions-etl")
-	}
-	return filepath.Join(ios.Home, ".local", "state", "sessions-etl")
+	return userdirs.StateDir(userdirs.Env{GOOS: runtime.GOOS, Home: ios.Home, Getenv: os.Getenv})
 }
 
 func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string) error {

@@ -4,10 +4,54 @@ FUZZTIME  ?= 20s
 BENCH_HOME ?= .bench/home
 BENCH_SIZE ?= 1073741824
 
-.PHONY: build test race fuzz lint bench bench-load ci clean
+.PHONY: build test race fuzz lint bench bench-load ci clean portable cross cross-linux cross-windows cross-test snapshot
+
+# Version, commit and date stamped into the binary (sessions-etl --version;
+# GoReleaser sets the same variables from the tag in .goreleaser.yaml).
+BUILDINFO := github.com/sessions-etl/sessions-etl/internal/buildinfo
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+DATE      ?= $(shell git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+LDFLAGS   := -X $(BUILDINFO).Version=$(VERSION) -X $(BUILDINFO).Commit=$(COMMIT) -X $(BUILDINFO).Date=$(DATE)
 
 build:
-	$(GO) build -o bin/sessions-etl ./cmd/sessions-etl
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/sessions-etl ./cmd/sessions-etl
+
+# Every package that does not link DuckDB, and its tests (go test -c), for
+# macOS (amd64, arm64) and Windows (amd64) without cgo.
+portable:
+	GO=$(GO) .ci/portable.sh
+
+# The full binary (cgo, DuckDB) for Linux amd64 and arm64 in dist/; arm64
+# needs Debian's gcc-aarch64-linux-gnu and g++-aarch64-linux-gnu.
+CROSS_CC_linux_amd64  ?= gcc
+CROSS_CXX_linux_amd64 ?= g++
+CROSS_CC_linux_arm64  ?= aarch64-linux-gnu-gcc
+CROSS_CXX_linux_arm64 ?= aarch64-linux-gnu-g++
+cross: cross-linux
+cross-linux: dist/linux_amd64/sessions-etl dist/linux_arm64/sessions-etl
+dist/linux_%/sessions-etl: FORCE
+	CGO_ENABLED=1 GOOS=linux GOARCH=$* CC="$(CROSS_CC_linux_$*)" CXX="$(CROSS_CXX_linux_$*)" \
+		$(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $@ ./cmd/sessions-etl
+
+# windows/amd64 with Debian's MinGW-w64 linked against the UCRT runtime the
+# DuckDB library was built for (.ci/mingw-ucrt.sh writes the specs file).
+cross-windows: dist/windows_amd64/sessions-etl.exe
+dist/windows_amd64/sessions-etl.exe: FORCE
+	.ci/mingw-ucrt.sh $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $@ ./cmd/sessions-etl
+
+# The linux/arm64 binary under qemu-aarch64 against the amd64 one on a
+# generated home: verdicts, report totals, migrated bytes (.ci/cross-compare.sh).
+cross-test: cross-linux
+	.ci/cross-compare.sh dist/linux_amd64/sessions-etl dist/linux_arm64/sessions-etl qemu-aarch64
+
+# GoReleaser's build of the Linux targets, without publishing (the release
+# of all five targets runs on native runners: .github/workflows/release.yml).
+GORELEASER ?= goreleaser
+snapshot:
+	RELEASE_OS=linux $(GORELEASER) build --snapshot --clean
+
+FORCE:
 
 # The README's test command: every test, with the race detector.
 test:
@@ -37,4 +81,4 @@ bench-load:
 ci: lint test fuzz
 
 clean:
-	rm -rf bin .bench
+	rm -rf bin dist .bench

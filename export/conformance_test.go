@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -561,11 +560,7 @@ func partInodes(t *testing.T, dir string) map[string]uint64 {
 	out := map[string]uint64{}
 	parts, _ := filepath.Glob(filepath.Join(dir, "*.parquet"))
 	for _, p := range parts {
-		fi, err := os.Stat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[filepath.Base(p)] = fi.Sys().(*syscall.Stat_t).Ino
+		out[filepath.Base(p)] = fileIno(t, p)
 	}
 	return out
 }
@@ -643,7 +638,7 @@ func TestOutputNotWritable(t *testing.T) {
 		mkdirTemp = func(dir, pattern string) (string, error) {
 			calls++
 			if calls == 3 {
-				return "", &os.PathError{Op: "mkdir", Path: dir, Err: syscall.EACCES}
+				return "", &os.PathError{Op: "mkdir", Path: dir, Err: errDenied}
 			}
 			return os.MkdirTemp(dir, pattern)
 		}
@@ -651,7 +646,7 @@ func TestOutputNotWritable(t *testing.T) {
 		opts := s.options(out)
 		opts.Roots, _ = pathRoots(home)
 		_, err := Run(context.Background(), opts)
-		if err == nil || !errors.Is(err, syscall.EACCES) || !strings.Contains(err.Error(), filepath.Join(out, "parquet")) {
+		if err == nil || !errors.Is(err, errDenied) || !strings.Contains(err.Error(), filepath.Join(out, "parquet")) {
 			t.Fatalf("err = %v, want EACCES naming the dataset", err)
 		}
 		if d := cmp.Diff(before, tableChecksums(t, s.open(t, out))); d != "" {
@@ -671,12 +666,12 @@ func TestOutputNotWritable(t *testing.T) {
 		s := sinks[1]
 		out := t.TempDir()
 		createFile = func(name string) (*os.File, error) {
-			return nil, &os.PathError{Op: "open", Path: name, Err: syscall.ENOSPC}
+			return nil, &os.PathError{Op: "open", Path: name, Err: errNoSpace}
 		}
 		defer func() { createFile = defaultCreateFile }()
 		opts := s.options(out)
 		opts.Roots, _ = pathRoots(home)
-		if _, err := Run(context.Background(), opts); !errors.Is(err, syscall.ENOSPC) {
+		if _, err := Run(context.Background(), opts); !errors.Is(err, errNoSpace) {
 			t.Fatalf("err = %v, want ENOSPC", err)
 		}
 		ents, _ := os.ReadDir(filepath.Join(out, "parquet"))

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -25,7 +24,7 @@ func TestContentWriterFailsMidRun(t *testing.T) {
 	var calls atomic.Int32
 	createFile = func(name string) (*os.File, error) {
 		if strings.Contains(filepath.Base(filepath.Dir(name)), TableContentBlocks) && calls.Add(1) == 3 {
-			return nil, &os.PathError{Op: "open", Path: name, Err: syscall.ENOSPC}
+			return nil, &os.PathError{Op: "open", Path: name, Err: errNoSpace}
 		}
 		return defaultCreateFile(name)
 	}
@@ -36,7 +35,7 @@ func TestContentWriterFailsMidRun(t *testing.T) {
 	opts.Workers = 2
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	opts.Allocator = mem
-	if _, err := Run(context.Background(), opts); !errors.Is(err, syscall.ENOSPC) {
+	if _, err := Run(context.Background(), opts); !errors.Is(err, errNoSpace) {
 		t.Fatalf("err = %v, want ENOSPC", err)
 	}
 	mem.AssertSize(t, 0)

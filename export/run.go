@@ -21,6 +21,7 @@ import (
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/internal/pipeline"
+	"github.com/sessions-etl/sessions-etl/internal/userdirs"
 	"github.com/sessions-etl/sessions-etl/pricing"
 	"github.com/sessions-etl/sessions-etl/queries"
 	"github.com/sessions-etl/sessions-etl/validate"
@@ -165,13 +166,15 @@ var ErrNoSink = errors.New("export: no output: give a DuckDB file, a Parquet dir
 const StateFileName = "_state.duckdb"
 
 // DefaultDBPath is the DuckDB database `report` and `query` use by default:
-// $XDG_CACHE_HOME/sessions-etl/sessions.duckdb (os.UserCacheDir).
+// sessions.duckdb in userdirs.CacheDir ($XDG_CACHE_HOME/sessions-etl on
+// every system when set, else ~/.cache, ~/Library/Caches or
+// %LOCALAPPDATA%).
 func DefaultDBPath() (string, error) {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no cache directory for the default database: %w", err)
+	dir := userdirs.CacheDir(userdirs.Current())
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("no cache directory for the default database: neither $XDG_CACHE_HOME nor the home directory is known (%s)", dir)
 	}
-	return filepath.Join(dir, "sessions-etl", "sessions.duckdb"), nil
+	return filepath.Join(dir, "sessions.duckdb"), nil
 }
 
 // TableCount is the row bookkeeping of one table.

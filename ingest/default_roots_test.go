@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -18,7 +17,7 @@ func denyUnder(t *testing.T, dir string) {
 	real := statRoot
 	statRoot = func(p string) (fs.FileInfo, error) {
 		if strings.HasPrefix(p, dir+string(filepath.Separator)) {
-			return nil, &fs.PathError{Op: "stat", Path: p, Err: syscall.EACCES}
+			return nil, &fs.PathError{Op: "stat", Path: p, Err: fs.ErrPermission}
 		}
 		return real(p)
 	}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -109,7 +108,7 @@ func DefaultRootState(path string) RootState {
 	switch {
 	case err == nil && st.IsDir():
 		return RootPresent
-	case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+	case err == nil, errors.Is(err, fs.ErrNotExist), isNotDir(err):
 		return RootMissing
 	}
 	return RootUnreadable
@@ -167,14 +166,10 @@ func IsSessionName(name string) bool {
 	return strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, TempPrefix)
 }
 
+// devIno identifies a file whatever path reached it: device and inode on
+// Unix, volume serial number and file index on Windows (statIDs in
+// fileid_*.go).
 type devIno struct{ dev, ino uint64 }
-
-func statIDs(fi fs.FileInfo) devIno {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return devIno{uint64(st.Dev), uint64(st.Ino)}
-	}
-	return devIno{}
-}
 
 // readDirBatch is how many directory entries are read, sorted and handled
 // at a time: directories are streamed, never listed whole into memory.
@@ -199,7 +194,7 @@ func aboveRoot(real string) map[devIno]bool {
 	out := map[devIno]bool{}
 	for d := filepath.Dir(real); ; d = filepath.Dir(d) {
 		if fi, err := os.Stat(d); err == nil {
-			out[statIDs(fi)] = true
+			out[statIDs(d, fi)] = true
 		}
 		if filepath.Dir(d) == d {
 			return out
@@ -221,7 +216,9 @@ func Discover(ctx context.Context, roots []Root, fn func(File) error, issue func
 		w.skip = map[devIno]bool{}
 		for _, p := range r.Skip {
 			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-				w.skip[statIDs(fi)] = true
+				if id := statIDs(p, fi); id != (devIno{}) {
+					w.skip[id] = true
+				}
 			}
 		}
 		w.rootReal, w.above = r.Path, nil
@@ -318,7 +315,7 @@ func (w *walker) file(r Root, path string, fi fs.FileInfo) error {
 		w.report(path, w.source(r, path), CodeNotASessionFile, SeverityNote, "another kind of JSONL file (its first record is not a session header): not read")
 		return nil
 	}
-	id := statIDs(fi)
+	id := statIDs(path, fi)
 	if id != (devIno{}) {
 		if w.seenFiles[id] {
 			return nil
@@ -333,7 +330,13 @@ func (w *walker) dir(r Root, path string, fi fs.FileInfo) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	id := statIDs(fi)
+	id := statIDs(path, fi)
+	if id == (devIno{}) {
+		// No identity (Windows could not open the directory for its
+		// attributes): walk it without the cycle and seen checks; reading
+		// it will most likely fail and be reported.
+		return w.walkDir(r, path)
+	}
 	if w.skip[id] {
 		return nil
 	}
@@ -347,7 +350,12 @@ func (w *walker) dir(r Root, path string, fi fs.FileInfo) error {
 	w.seenDirs[id] = true
 	w.ancestors = append(w.ancestors, id)
 	defer func() { w.ancestors = w.ancestors[:len(w.ancestors)-1] }()
+	return w.walkDir(r, path)
+}
 
+// walkDir passes the entries of the directory at path, in name order per
+// batch.
+func (w *walker) walkDir(r Root, path string) error {
 	d, err := os.Open(path)
 	if err != nil {
 		w.report(path, w.source(r, path), CodeUnreadable, SeverityError, errText(err))
@@ -381,7 +389,7 @@ func (w *walker) entry(r Root, dir string, e fs.DirEntry) error {
 	t := e.Type()
 	if t&fs.ModeSymlink != 0 {
 		fi, err := os.Stat(full)
-		if errors.Is(err, syscall.ELOOP) {
+		if isLinkLoop(err) {
 			w.report(full, w.source(r, full), CodeSymlinkCycle, SeverityWarning, "symbolic link that leads back to itself: not followed")
 			return nil
 		}
@@ -399,7 +407,7 @@ func (w *walker) entry(r Root, dir string, e fs.DirEntry) error {
 			if !r.Recursive || strings.HasSuffix(name, ".lock") {
 				return nil
 			}
-			if id := statIDs(fi); r.Confine && !slices.Contains(w.ancestors, id) && !w.above[id] && !w.inRoot(full) {
+			if id := statIDs(full, fi); r.Confine && !slices.Contains(w.ancestors, id) && !w.above[id] && !w.inRoot(full) {
 				w.report(full, w.source(r, full), CodeLinkOutsideRoot, SeverityWarning, "directory link leads out of the root: not followed by a command that writes")
 				return nil
 			}

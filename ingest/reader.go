@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"syscall"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -90,7 +89,7 @@ var ErrNotRegular = errors.New("not a regular file")
 // never blocks on a pipe (the open is non-blocking) and checks the type of
 // what it opened, not of what a stat saw earlier.
 func OpenRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, openFlags, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +114,7 @@ func (r *Reader) ReadFile(ctx context.Context, path string, v Visitor) (ReadStat
 	}
 	defer f.Close()
 	var st ReadStats
-	if fi, serr := f.Stat(); serr == nil && fi.Size() >= mapMin && fi.Size() <= maxMapped {
+	if fi, serr := f.Stat(); serr == nil && mapsFiles && fi.Size() >= mapMin && fi.Size() <= maxMapped {
 		st, err = r.readMapped(ctx, f, int(fi.Size()), v)
 	} else {
 		st, err = r.Read(ctx, f, v)
@@ -126,8 +125,9 @@ func (r *Reader) ReadFile(ctx context.Context, path string, v Visitor) (ReadStat
 	return st, nil
 }
 
-// Files of at least mapMin bytes are read through a read-only shared memory
-// mapping instead of read(2): the kernel does not copy them into a buffer.
+// On Unix, files of at least mapMin bytes are read through a read-only
+// shared memory mapping instead of read(2): the kernel does not copy them
+// into a buffer (mmap_unix.go; elsewhere every file is read, mmap_other.go).
 const (
 	mapMin    = 256 << 10
 	maxMapped = 1 << 40
@@ -142,12 +142,11 @@ var ErrShrunk = errors.New("the file shrank while it was read")
 // largest line). A fault because the file shrank meanwhile is an error,
 // not a crash.
 func (r *Reader) readMapped(ctx context.Context, f *os.File, size int, v Visitor) (st ReadStats, err error) {
-	data, merr := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
+	data, merr := mapFile(f, size)
 	if merr != nil {
 		return r.Read(ctx, f, v) // not mappable here: read it
 	}
-	defer syscall.Munmap(data)
-	_ = syscall.Madvise(data, syscall.MADV_SEQUENTIAL)
+	defer unmapFile(data)
 	old := debug.SetPanicOnFault(true)
 	defer func() {
 		debug.SetPanicOnFault(old)
@@ -165,7 +164,7 @@ func (r *Reader) readMapped(ctx context.Context, f *os.File, size int, v Visitor
 	r.lines.ResetBytes(data, func(upTo int) {
 		page := os.Getpagesize()
 		if n := upTo / page * page; n > 0 {
-			_ = syscall.Madvise(data[:n], syscall.MADV_DONTNEED)
+			releasePages(data[:n])
 		}
 	})
 	return r.readLines(ctx, v)

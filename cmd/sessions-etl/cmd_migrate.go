@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
+	"github.com/sessions-etl/sessions-etl/internal/userdirs"
 	"github.com/sessions-etl/sessions-etl/migrate"
 )
 
@@ -86,12 +88,10 @@ func runsDir(ios *IO, backupDir string) string {
 }
 
 // stateDir is where sessions-etl keeps run directories and lock files:
-// $XDG_STATE_HOME/sessions-etl, else ~/.local/state/sessions-etl.
+// $XDG_STATE_HOME/sessions-etl, else the system's place (userdirs.StateDir:
+// ~/.local/state/sessions-etl on Linux).
 func stateDir(ios *IO) string {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "sessions-etl")
-	}
-	return filepath.Join(ios.Home, ".local", "state", "sessions-etl")
+	return userdirs.StateDir(userdirs.Env{GOOS: runtime.GOOS, Home: ios.Home, Getenv: os.Getenv})
 }
 
 func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string) error {

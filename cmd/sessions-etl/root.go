@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/internal/userdirs"
 )
 
 // Exit codes (README.md, SPEC.md §5).
@@ -170,7 +171,7 @@ func roots(ios *IO, args []string, skip ...string) ([]ingest.Root, error) {
 
 // lookedIn names the places a command searched for session files, for the
 // message saying none held any: the PATH arguments, or every default root
-// (with ~ for the home directory), marked "(missing)" when it does not exist
+// (with ~ for the home directory, %USERPROFILE% on Windows), marked "(missing)" when it does not exist
 // and "(unreadable)" when it could not be looked at (ingest.DefaultRootState).
 func lookedIn(ios *IO, args []string) string {
 	if len(args) > 0 {
@@ -179,12 +180,10 @@ func lookedIn(ios *IO, args []string) string {
 	var where []string
 	for _, r := range ingest.DefaultRootCandidates(ios.Home) {
 		p := r.Path
-		if rel, err := filepath.Rel(ios.Home, p); err == nil && !strings.HasPrefix(rel, "..") {
-			p = filepath.Join("~", rel)
-		}
 		if !r.Recursive {
 			p = filepath.Join(p, "*.jsonl")
 		}
+		p = userdirs.Display(userdirs.Env{GOOS: runtime.GOOS, Home: ios.Home}, p)
 		switch ingest.DefaultRootState(r.Path) {
 		case ingest.RootMissing:
 			p += " (missing)"

@@ -21,7 +21,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -219,9 +218,7 @@ func measure(st stage) result {
 	err := cmd.Run()
 	r.wall = time.Since(start)
 	if ps := cmd.ProcessState; ps != nil {
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			r.maxRSS = ru.Maxrss * 1024
-		}
+		r.maxRSS = maxRSS(ps)
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs two builds of sessions-etl on the same generated home and fails on
+# any difference: the home synth writes (bytes of every file), validate's
+# verdicts, report's totals (daily and by model), migrate's results and the
+# bytes of the migrated home, and report's totals after the migration.
+#
+#   .ci/cross-compare.sh REF_BINARY OTHER_BINARY [RUNNER_FOR_OTHER]
+#
+# e.g. the linux/amd64 binary against the linux/arm64 one under
+# qemu-aarch64. Both runs use the same absolute paths (the home is
+# recreated for each), so outputs are compared as they are, after taking
+# out what differs by design between two runs: elapsed times and run ids.
+set -euo pipefail
+ref=$1 other=$2 runner=${3:-}
+SESSIONS=${SESSIONS:-60} SEED=${SEED:-7} SIZE=${SIZE:-16MB}
+export QEMU_LD_PREFIX=${QEMU_LD_PREFIX:-/usr/aarch64-linux-gnu} # the arm64 C library for qemu-aarch64
+work=$(mktemp -d "${TMPDIR:-/tmp}/sessions-etl-cross.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# normalise drops the fields that differ between any two runs.
+normalise() {
+	sed -E -e 's/"elapsed_ms":[0-9]+/"elapsed_ms":0/g' \
+		-e 's/"run_id":"[^"]*"/"run_id":"RUN"/g' -e 's#"run_dir":"[^"]*"#"run_dir":"RUN"#g' \
+		-e 's#/runs/[0-9TZ]+-[0-9a-f]+#/runs/RUN#g'
+}
+
+run() { # run NAME BINARY [RUNNER]
+	local name=$1 bin=$2 r=${3:-} out="$work/$1" h="$work/home"
+	mkdir -p "$out"
+	rm -rf "$h" "$work/cache" "$work/state"
+	local se=(env XDG_CACHE_HOME="$work/cache" XDG_STATE_HOME="$work/state" HOME="$work/nohome")
+	[ -n "$r" ] && se+=("$r")
+	se+=("$bin")
+	local t0=$SECONDS
+	"${se[@]}" synth --out "$h" --sessions "$SESSIONS" --seed "$SEED" --size "$SIZE" >/dev/null
+	(cd "$h" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$out/synth.sha256"
+	# Exit 1 is expected: the generated home holds damaged files on purpose.
+	"${se[@]}" validate --json --workers 2 "$h" | normalise | sort >"$out/validate.jsonl" || [ $? -eq 1 ]
+	"${se[@]}" report daily --json --tz UTC "$h" >"$out/report-daily.json" 2>"$out/report.err" || [ $? -eq 1 ]
+	"${se[@]}" report model --json --tz UTC "$h" >"$out/report-model.json" 2>>"$out/report.err" || [ $? -eq 1 ]
+	"${se[@]}" migrate --json --workers 2 "$h" | normalise | sort >"$out/migrate.jsonl" || [ $? -eq 1 ]
+	(cd "$h" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$out/migrated.sha256"
+	"${se[@]}" report daily --json --tz UTC "$h" >"$out/report-after.json" 2>>"$out/report.err" || [ $? -eq 1 ]
+	normalise <"$out/report.err" >"$out/report.err.n" && mv "$out/report.err.n" "$out/report.err"
+	echo "$name: $(grep -c '"path"' "$out/validate.jsonl") files validated, $(grep -c '"result":"upgraded"' "$out/migrate.jsonl") upgraded, $((SECONDS - t0))s"
+}
+
+run ref "$ref"
+run other "$other" "$runner"
+if ! diff -r "$work/ref" "$work/other" >"$work/diff"; then
+	head -c 20000 "$work/diff"
+	echo "FAIL: $other${runner:+ (under $runner)} differs from $ref"
+	exit 1
+fi
+for f in validate.jsonl report-daily.json migrate.jsonl; do
+	[ -s "$work/ref/$f" ] || { echo "FAIL: $f is empty: nothing was compared"; exit 1; }
+done
+grep -o '"by_status":{[^}]*}' "$work/ref/validate.jsonl" | head -1
+grep -A1 '"totals"' "$work/ref/report-daily.json" | head -3 || true
+echo "same: synth home ($(wc -l <"$work/ref/synth.sha256") files), validate verdicts, report daily/model totals, migrate results and migrated bytes"

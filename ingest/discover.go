@@ -26,7 +26,14 @@ const (
 type Root struct {
 	Path      string // a directory or a single file
 	Recursive bool   // descend into subdirectories
-	Source    string // source label for files found here; "" derives it from each file's path
+	Source    string // source label for files found here (its store's); "" derives it from each file's path
+	// AgentDir marks pi's agent directory (the legacy flat location, also
+	// when moved by PI_CODING_AGENT_DIR): its other JSONL files are passed
+	// over (not_a_session_file), as under .pi/agent.
+	AgentDir bool
+	// Labels, when not empty, keeps only the files (and path issues) whose
+	// source label is one of them (--source).
+	Labels []string
 	// Skip lists directories never entered below this root: this tool's
 	// state directory, whose run directories hold backups of session files
 	// (SPEC.md §1.1: skip this tool's temporary files and backups).
@@ -36,7 +43,7 @@ type Root struct {
 // File is one session file found by [Discover].
 type File struct {
 	Path    string // absolute path as reached (symbolic links in it are not resolved)
-	Source  string // pi, atomic, prime or custom
+	Source  string // source label: the store's (ingest.Labels, a config store's name), else SourceOf
 	Size    int64  // bytes
 	ModTime time.Time
 	Mode    fs.FileMode
@@ -136,8 +143,9 @@ func PathRoots(paths []string) ([]Root, error) {
 	return out, nil
 }
 
-// SourceOf labels a path by its nearest .pi, .atomic or .prime segment
-// (SPEC.md §1.1), else "custom".
+// SourceOf labels a path by its nearest agent home segment (SPEC.md
+// §1.1, §7.1): .pi, .atomic, .prime, .omp, .openclaw, or kimchi/harness
+// (kimchi's store under the config directory); else "custom".
 func SourceOf(path string) string {
 	segs := strings.Split(filepath.ToSlash(path), "/")
 	for i := len(segs) - 1; i >= 0; i-- {
@@ -148,6 +156,14 @@ func SourceOf(path string) string {
 			return SourceAtomic
 		case ".prime":
 			return SourcePrime
+		case ".omp":
+			return SourceOmp
+		case ".openclaw":
+			return SourceOpenClaw
+		case "kimchi":
+			if i+1 < len(segs) && segs[i+1] == "harness" {
+				return SourceKimchi
+			}
 		}
 	}
 	return SourceCustom
@@ -180,6 +196,7 @@ type walker struct {
 	seenFiles map[devIno]bool
 	seenDirs  map[devIno]bool
 	ancestors []devIno
+	labels    []string // the root's Labels
 }
 
 // Discover walks the roots in order and calls fn for every session file
@@ -199,6 +216,7 @@ func Discover(ctx context.Context, roots []Root, fn func(File) error, issue func
 				w.skip[statIDs(fi)] = true
 			}
 		}
+		w.labels = r.Labels
 		if err := w.root(r); err != nil {
 			return err
 		}
@@ -207,13 +225,15 @@ func Discover(ctx context.Context, roots []Root, fn func(File) error, issue func
 }
 
 func (w *walker) report(path, source, code string, sev Severity, msg string) {
-	if w.issue != nil {
+	if w.issue != nil && (len(w.labels) == 0 || slices.Contains(w.labels, source)) {
 		w.issue(PathIssue{Path: path, Source: source, Issue: Issue{Severity: sev, Code: code, Message: msg}})
 	}
 }
 
+// source labels a file by the store it was found in (SPEC.md §7.1), then
+// by its path (SourceOf).
 func (w *walker) source(r Root, path string) string {
-	if r.Source != "" && SourceOf(path) == SourceCustom {
+	if r.Source != "" {
 		return r.Source
 	}
 	return SourceOf(path)
@@ -285,8 +305,12 @@ func inPiAgentDir(path string) bool {
 }
 
 func (w *walker) file(r Root, path string, fi fs.FileInfo) error {
-	if path != r.Path && inPiAgentDir(path) && notASession(path) {
+	if path != r.Path && (inPiAgentDir(path) || r.AgentDir && filepath.Dir(path) == r.Path) && notASession(path) {
 		w.report(path, w.source(r, path), CodeNotASessionFile, SeverityNote, "another kind of JSONL file (its first record is not a session header): not read")
+		return nil
+	}
+	src := w.source(r, path)
+	if len(r.Labels) > 0 && !slices.Contains(r.Labels, src) {
 		return nil
 	}
 	id := statIDs(fi)
@@ -296,7 +320,7 @@ func (w *walker) file(r Root, path string, fi fs.FileInfo) error {
 		}
 		w.seenFiles[id] = true
 	}
-	return w.fn(File{Path: path, Source: w.source(r, path), Size: fi.Size(), ModTime: fi.ModTime(),
+	return w.fn(File{Path: path, Source: src, Size: fi.Size(), ModTime: fi.ModTime(),
 		Mode: fi.Mode(), Dev: id.dev, Ino: id.ino})
 }
 

@@ -36,6 +36,7 @@ Exit status: 0 when no file has an error, 1 when some do, 2 on usage errors.`,
 			return runValidate(cmd, ios, opts, args)
 		},
 	}
+	addSourceFlag(cmd, g)
 	cmd.Flags().IntVar(&opts.MaxProblems, "problems", 20, "problems listed in the human summary")
 	return cmd
 }
@@ -54,7 +55,10 @@ type jsonFileVerdict struct {
 }
 
 func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []string) error {
-	rts, err := roots(ios, args)
+	if err := validSource(ios, opts.Source); err != nil {
+		return err
+	}
+	rts, err := selectRoots(ios, rootSelection{args: args, source: opts.Source})
 	if err != nil {
 		return err
 	}
@@ -134,7 +138,7 @@ func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []stri
 		skipped := sum.ByStatus[validate.StatusSkipped]
 		switch {
 		case sum.Files-skipped == 0:
-			fmt.Fprintf(out, "\nNo session files found (looked in: %s).\n", lookedIn(ios, args))
+			fmt.Fprintf(out, "\nNo session files found (looked in: %s).\n", lookedIn(ios, args, opts.Source))
 		case sum.Failed > 0:
 			verb := "have errors: the agent will not load them"
 			if sum.Failed == 1 {

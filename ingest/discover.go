@@ -31,6 +31,9 @@ type Root struct {
 	// when moved by PI_CODING_AGENT_DIR): its other JSONL files are passed
 	// over (not_a_session_file), as under .pi/agent.
 	AgentDir bool
+	// Archive: Path is a home archive (.tar, .tar.gz, .tgz, .tar.zst,
+	// .zip) read as the tree it contains (set by PathRoots; SPEC.md §7.2).
+	Archive bool
 	// Labels, when not empty, keeps only the files (and path issues) whose
 	// source label is one of them (--source).
 	Labels []string
@@ -49,6 +52,15 @@ type File struct {
 	Mode    fs.FileMode
 	Dev     uint64
 	Ino     uint64
+	// Kind is what the file's name says (SPEC.md §7.2): an OpenClaw
+	// archive, a snapshot, compressed. Kind.ReadOnly files are never
+	// rewritten or moved.
+	Kind NameKind
+	// Archive is the home archive (given as PATH) the file is a member
+	// of, and Member its cleaned inner path; Path is then
+	// Archive + MemberSep + Member, Size and ModTime the member's, and Ino
+	// a digest of its content (Dev 0). Empty for files on disk.
+	Archive, Member string
 }
 
 // PathIssue is a problem found while discovering files: a broken link, a
@@ -138,7 +150,7 @@ func PathRoots(paths []string) ([]Root, error) {
 		if err != nil {
 			return nil, fmt.Errorf("path %s: %w", p, err)
 		}
-		out = append(out, Root{Path: abs, Recursive: true})
+		out = append(out, Root{Path: abs, Recursive: true, Archive: IsArchivePath(abs)})
 	}
 	return out, nil
 }
@@ -170,9 +182,11 @@ func SourceOf(path string) string {
 }
 
 // IsSessionName reports whether a directory entry name is a candidate
-// session file: *.jsonl, not one of this tool's temporary files.
+// session file (KindOf): *.jsonl, OpenClaw's *.jsonl.reset.<ts> and
+// *.jsonl.deleted.<ts> archives, *.jsonl.bak* snapshots, each possibly
+// compressed (.zst, .gz); not one of this tool's temporary files.
 func IsSessionName(name string) bool {
-	return strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, TempPrefix)
+	return KindOf(name).Session
 }
 
 type devIno struct{ dev, ino uint64 }
@@ -249,6 +263,9 @@ func (w *walker) root(r Root) error {
 		w.report(r.Path, w.source(r, r.Path), CodeUnreadable, SeverityError, errText(err))
 		return nil
 	}
+	if r.Archive && fi.Mode().IsRegular() {
+		return w.archive(r, fi)
+	}
 	if !fi.IsDir() {
 		if !fi.Mode().IsRegular() {
 			w.report(r.Path, w.source(r, r.Path), CodeUnreadable, SeverityError, "not a regular file")
@@ -263,7 +280,7 @@ func (w *walker) root(r Root) error {
 // whose "type" is a string other than "session" (another kind of JSONL
 // file, not a damaged session). At most 1 MiB is read.
 func notASession(path string) bool {
-	f, err := OpenRegular(path)
+	f, err := OpenContent(path)
 	if err != nil {
 		return false
 	}
@@ -305,7 +322,8 @@ func inPiAgentDir(path string) bool {
 }
 
 func (w *walker) file(r Root, path string, fi fs.FileInfo) error {
-	if path != r.Path && (inPiAgentDir(path) || r.AgentDir && filepath.Dir(path) == r.Path) && notASession(path) {
+	kind := KindOf(filepath.Base(path))
+	if path != r.Path && (inPiAgentDir(path) || r.AgentDir && filepath.Dir(path) == r.Path || kind.Trajectory) && notASession(path) {
 		w.report(path, w.source(r, path), CodeNotASessionFile, SeverityNote, "another kind of JSONL file (its first record is not a session header): not read")
 		return nil
 	}
@@ -321,7 +339,7 @@ func (w *walker) file(r Root, path string, fi fs.FileInfo) error {
 		w.seenFiles[id] = true
 	}
 	return w.fn(File{Path: path, Source: src, Size: fi.Size(), ModTime: fi.ModTime(),
-		Mode: fi.Mode(), Dev: id.dev, Ino: id.ino})
+		Mode: fi.Mode(), Dev: id.dev, Ino: id.ino, Kind: kind})
 }
 
 func (w *walker) dir(r Root, path string, fi fs.FileInfo) error {

@@ -96,6 +96,12 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 	if err := validSource(ios, opts.Source); err != nil {
 		return err
 	}
+	for _, a := range args {
+		if ingest.IsArchivePath(a) {
+			// SPEC.md §7.2: an archive is read, never rewritten.
+			return usagef("%s is an archive: migrate (and --relayout) rewrite files in place and never change an archive; read it with validate, export or report, or extract it first", a)
+		}
+	}
 	// With no PATH, the stores of the agents migrate has always covered
 	// (pi, Atomic, Prime, wherever variables moved them); the derivatives'
 	// stores are not upgraded in place (SPEC.md §2.3a).

@@ -51,6 +51,8 @@ type jsonFileVerdict struct {
 	SessionID     string         `json:"session_id,omitempty"`
 	Entries       int            `json:"entries"`
 	SizeBytes     int64          `json:"size_bytes"`
+	Archived      bool           `json:"archived,omitempty"`    // an OpenClaw reset/deleted archive (SPEC.md §7.2)
+	Compression   string         `json:"compression,omitempty"` // zstd or gzip: read decompressed
 	Issues        []ingest.Issue `json:"issues"`
 }
 
@@ -78,7 +80,8 @@ func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []stri
 		func(fr validate.FileResult) error {
 			if opts.JSON {
 				v := jsonFileVerdict{Path: fr.File.Path, Source: fr.File.Source, Status: string(fr.Status),
-					EarlyV4: fr.EarlyV4, SessionID: fr.Header.ID, Entries: fr.Entries, SizeBytes: fr.File.Size, Issues: fr.Issues}
+					EarlyV4: fr.EarlyV4, SessionID: fr.Header.ID, Entries: fr.Entries, SizeBytes: fr.File.Size, Issues: fr.Issues,
+					Archived: fr.File.Kind.Archived, Compression: fr.File.Kind.Compression}
 				if fr.FormatVersion > 0 {
 					fv := fr.FormatVersion
 					v.FormatVersion = &fv

@@ -59,16 +59,16 @@ func TestIncrementalArchivesAndCompressed(t *testing.T) {
 		return `{"type":"session","version":3,"id":"s-` + cwd + `","timestamp":"2025-09-10T08:00:00.000Z","cwd":"/` + cwd + `"}` + "\n" +
 			`{"type":"message","id":"e1","parentId":null,"timestamp":"2025-09-10T08:00:01.000Z","message":{"role":"user","content":"hi"}}` + "\n"
 	}
-	dir := t.TempDir()
-	arch := filepath.Join(dir, "home.tar.zst")
-	writeTarZst(t, arch, [][2]string{{".pi/agent/sessions/a.jsonl", session("aaa")}, {".pi/agent/sessions/b.jsonl", session("bbb")}})
-	zf := filepath.Join(dir, "c.jsonl.zst")
-	if err := os.WriteFile(zf, zstdOf(t, []byte(session("ccc"))), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	roots := []string{arch, zf}
 	for _, s := range sinks {
 		t.Run(s.name, func(t *testing.T) {
+			dir := t.TempDir()
+			arch := filepath.Join(dir, "home.tar.zst")
+			writeTarZst(t, arch, [][2]string{{".pi/agent/sessions/a.jsonl", session("aaa")}, {".pi/agent/sessions/b.jsonl", session("bbb")}})
+			zf := filepath.Join(dir, "c.jsonl.zst")
+			if err := os.WriteFile(zf, zstdOf(t, []byte(session("ccc"))), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			roots := []string{arch, zf}
 			out := t.TempDir()
 			sum := runExport(t, s, out, roots, nil)
 			if sum.Read != 3 || sum.Rejected != 0 {

@@ -57,10 +57,13 @@ FORCE:
 test:
 	$(GO) test -race -count=1 ./...
 
-# Short fuzz runs of the reader, the JSON scanner and the validator (CI).
+# Short fuzz runs of the reader, the JSON scanner, the archive and
+# decompression readers, omp's title slot, the validator and the migrator (CI).
 fuzz:
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzTape$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
 	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
+	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzArchive$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
+	$(GO) test ./session -run '^$$' -fuzz '^FuzzParseTitleSlot$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
 	$(GO) test ./validate -run '^$$' -fuzz '^FuzzChecker$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
 	$(GO) test ./migrate -run '^$$' -fuzz '^FuzzPlan$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
 

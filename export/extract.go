@@ -134,8 +134,14 @@ func (x *extractor) Record(r *ingest.Record) error {
 		return err
 	}
 	if !x.sawFirst {
+		if s := x.ck.TitleSlot(); s != nil && r.Offset == 0 {
+			return nil // oh-my-pi's title slot: the header is the next record
+		}
 		x.sawFirst = true
 		x.header(r)
+		if s := x.ck.TitleSlot(); s != nil && s.Title != "" {
+			x.hdr.name = someStr(validString([]byte(s.Title)))
+		}
 		return nil
 	}
 	if x.isSession {
@@ -400,7 +406,7 @@ func (x *extractor) entry(r *ingest.Record) {
 			e.thinkingLevel = str(t, t.Get(root, "thinkingLevel"))
 		}
 	case "session_info":
-		if n := t.Get(root, "name"); n >= 0 {
+		if n := t.Get(root, "name"); n >= 0 && x.ck.TitleSlot() == nil { // omp: the title slot is the name
 			sess.name = nonEmpty(t, n) // an empty name clears the title
 		}
 	case "compaction", "branch_summary", "session_summary":

@@ -148,7 +148,10 @@ func (ld *loader) add(ctx context.Context, fr *fileResult) error {
 func (ld *loader) appendFile(fr *fileResult, id int64) error {
 	path := validString([]byte(fr.file.Path))
 	f := fileRow{fileID: id, path: path, source: fr.file.Source, size: fr.file.Size,
-		status: string(fr.res.Status), issueCount: fr.issueN}
+		status: string(fr.res.Status), issueCount: fr.issueN, archived: fr.file.Kind.Archived}
+	if c := fr.file.Kind.Compression; c != "" {
+		f.compression = someStr(c)
+	}
 	if !fr.file.ModTime.IsZero() {
 		f.mtime = someTime(fr.file.ModTime.UTC().Truncate(1000))
 	}

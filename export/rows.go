@@ -71,11 +71,13 @@ type fileRow struct {
 	formatVersion optInt
 	issueCount    int
 	sessionID     optStr
+	archived      bool
+	compression   optStr
 }
 
 func (r *fileRow) values(dst []driver.Value) []driver.Value {
 	return append(dst, r.fileID, r.path, r.source, r.size, r.mtime.val(), r.inode.val(), r.status,
-		r.formatVersion.int32Val(), int32(r.issueCount), r.sessionID.val())
+		r.formatVersion.int32Val(), int32(r.issueCount), r.sessionID.val(), r.archived, r.compression.val())
 }
 
 // sessionRow is a row of SessionsTable.

@@ -571,7 +571,13 @@ func (r *run) load(ctx context.Context) (err error) {
 			return discover(ctx, opts.Roots, func(f ingest.File) error {
 				if k, ok := known[f.Path]; ok && k.status != string(validate.StatusUnreadable) &&
 					k.size == f.Size && k.mtime == f.ModTime.UnixMicro() && k.inode == int64(f.Ino) {
-					err := stillReadable(f.Path)
+					on := f.Path
+					if f.Archive != "" {
+						// A member: discovery just read its archive, and its
+						// digest (inode) is unchanged.
+						on = f.Archive
+					}
+					err := stillReadable(on)
 					if err == nil {
 						unchanged[f.Path] = true
 						return nil

@@ -17,8 +17,9 @@ import (
 // usage without a model; 3 identifies entries with migration-derived ids as
 // v1 entries (a migrated v1 fork's copies count once); 4 adds content_key to
 // entries and tool_uses (fork copies by id or, for v1 entries, by content)
-// and prices child usage as its target's model.
-const SchemaVersion = 4
+// and prices child usage as its target's model; 5 adds files.archived and
+// files.compression (SPEC.md §7.2).
+const SchemaVersion = 5
 
 // SchemaVersionKey is the Parquet key-value metadata key (and Arrow schema
 // metadata key) holding SchemaVersion.
@@ -90,7 +91,7 @@ var fileIDCol = col("file_id", tBigint, notNull, "the file's export id (files.fi
 var FilesTable = newTable(TableFiles, "file_id",
 	fileIDCol,
 	col("path", tString, notNull, "absolute path as discovered"),
-	col("source", tString, notNull, "pi, atomic, prime or custom"),
+	col("source", tString, notNull, "the store's source label: pi, atomic, prime, omp, openclaw, kimchi, a config store's name, or custom"),
 	col("size_bytes", tBigint, notNull, "size when read"),
 	col("mtime", tTimestamp, null, "modification time when read (UTC); null for paths that could not be stat'ed"),
 	col("inode", tBigint, null, "inode number when read (incremental state)"),
@@ -98,6 +99,8 @@ var FilesTable = newTable(TableFiles, "file_id",
 	col("format_version", tInt, null, "1–4; null when the header gives no known version"),
 	col("issue_count", tInt, notNull, "issues of every severity found in the file (also those beyond the listing cap)"),
 	col("session_id", tString, null, "the header's session id, when it has one"),
+	col("archived", tBool, notNull, "an OpenClaw archive beside the live file (<name>.jsonl.reset.<ts>, .deleted.<ts>; SPEC.md §7.2)"),
+	col("compression", tString, null, "zstd or gzip when the file is compressed (read decompressed); null otherwise"),
 )
 
 // SessionsTable: one row per session file whose records are used (SPEC.md §3 sessions).

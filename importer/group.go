@@ -97,6 +97,10 @@ func (im *importer) attempt(ctx context.Context, g *group) (rs []Result, retry b
 				r.Result = ResultFailed
 			}
 			continue
+		case sf.skip != "":
+			*r = Result{Path: sf.file.Path, Source: sf.file.Source, Result: ResultSkipped, Reason: sf.skip,
+				Detail: skipDetail[sf.skip], Size: sf.file.Size}
+			continue
 		case sf.inTarget:
 			*r = Result{Path: sf.file.Path, Source: sf.file.Source, Result: ResultSkipped, Reason: ReasonInTarget,
 				Detail: "the file is inside the target store", Size: sf.file.Size}

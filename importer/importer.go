@@ -29,6 +29,7 @@ import (
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/internal/pipeline"
 	"github.com/sessions-etl/sessions-etl/migrate"
+	"github.com/sessions-etl/sessions-etl/session"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -54,6 +55,10 @@ const (
 	ReasonTargetInvalid  = "target_invalid"        // conflict: the store's file with this id does not load
 	ReasonPathTaken      = "target_path_taken"     // conflict: the file name the copy needs holds another session
 	ReasonInTarget       = "in_target"             // skipped: the source file is inside the target store
+	ReasonArchived       = "archived"              // skipped: an OpenClaw reset/deleted archive (its id is the live session's)
+	ReasonCompressed     = "compressed"            // skipped: a .zst/.gz file (not imported by this version)
+	ReasonForeignDialect = "foreign_dialect"       // skipped: an oh-my-pi file with a title slot (not imported by this version)
+	ReasonInArchive      = "in_archive"            // skipped: a member of a home archive given as SOURCE (not imported by this version)
 	ReasonUnusableID     = "unusable_id"           // skipped: the session id cannot be part of a file name
 	ReasonChanged        = "changed_during_import" // failed: the source or the store's copy kept changing while it was read
 	ReasonLocked         = "locked"                // failed: the agent holds the store's copy
@@ -114,7 +119,7 @@ func (r Result) Failed() bool {
 		return true
 	case ResultSkipped:
 		switch r.Reason {
-		case string(validate.StatusEmpty), ReasonInTarget, ingest.CodeBrokenLink, ingest.CodeSymlinkCycle, ingest.CodeNotASessionFile:
+		case string(validate.StatusEmpty), ReasonInTarget, ReasonArchived, ReasonCompressed, ReasonForeignDialect, ReasonInArchive, ingest.CodeBrokenLink, ingest.CodeSymlinkCycle, ingest.CodeNotASessionFile:
 			return false // nothing to import, nothing the user must fix
 		}
 		return true
@@ -164,6 +169,7 @@ type srcFile struct {
 	id       string // header session id, "" when unreadable
 	issue    *ingest.PathIssue
 	inTarget bool
+	skip     string // ReasonArchived, ReasonCompressed: not imported
 }
 
 // group is the source files that share a session id (or one file without
@@ -218,6 +224,15 @@ func Run(ctx context.Context, opts Options, emit func(Result) error) (Summary, e
 		sf := &srcFile{file: f}
 		if store.files[devIno{f.Dev, f.Ino}] || within(target, f.Path) {
 			sf.inTarget = true
+			groups = append(groups, &group{members: []*srcFile{sf}})
+			return nil
+		}
+		if f.Archive != "" {
+			sf.skip = ReasonInArchive
+		} else if sf.skip = skipKind(f.Kind); sf.skip == "" && hasTitleSlot(f.Path) {
+			sf.skip = ReasonForeignDialect
+		}
+		if sf.skip != "" {
 			groups = append(groups, &group{members: []*srcFile{sf}})
 			return nil
 		}
@@ -329,6 +344,41 @@ func (s *Summary) Sources() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// skipKind says why a source file is not imported, by its name (SPEC.md
+// §7.2): an OpenClaw archive holds an earlier epoch under the live
+// session's id (importing it would conflict with the live file's copy);
+// a compressed file is not imported by this version (its records are read
+// by validate, export and report). Snapshots are imported like any file
+// (a copy of an imported session is a duplicate).
+var skipDetail = map[string]string{
+	ReasonArchived:       "an OpenClaw reset/deleted archive: not imported (its session id is the live session's)",
+	ReasonCompressed:     "a compressed file: not imported (validate, export and report read it)",
+	ReasonInArchive:      "a member of a home archive: not imported by this version (validate, export and report read it)",
+	ReasonForeignDialect: "an oh-my-pi session with a title slot: not imported by this version (validate, export and report read it)",
+}
+
+// hasTitleSlot reports whether the file at path opens with oh-my-pi's
+// title slot (SPEC.md §7.2).
+func hasTitleSlot(path string) bool {
+	f, err := ingest.OpenRegular(path)
+	if err != nil {
+		return false // prepare reports it
+	}
+	defer f.Close()
+	_, ok := session.ReadTitleSlot(f)
+	return ok
+}
+
+func skipKind(k ingest.NameKind) string {
+	switch {
+	case k.Archived:
+		return ReasonArchived
+	case k.Compression != "":
+		return ReasonCompressed
+	}
+	return ""
 }
 
 // within reports whether path is dir or lies below it.

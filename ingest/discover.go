@@ -25,7 +25,17 @@ const (
 type Root struct {
 	Path      string // a directory or a single file
 	Recursive bool   // descend into subdirectories
-	Source    string // source label for files found here; "" derives it from each file's path
+	Source    string // source label for files found here (its store's); "" derives it from each file's path
+	// AgentDir marks pi's agent directory (the legacy flat location, also
+	// when moved by PI_CODING_AGENT_DIR): its other JSONL files are passed
+	// over (not_a_session_file), as under .pi/agent.
+	AgentDir bool
+	// Archive: Path is a home archive (.tar, .tar.gz, .tgz, .tar.zst,
+	// .zip) read as the tree it contains (set by PathRoots; SPEC.md §7.2).
+	Archive bool
+	// Labels, when not empty, keeps only the files (and path issues) whose
+	// source label is one of them (--source).
+	Labels []string
 	// Skip lists directories never entered below this root: this tool's
 	// state directory, whose run directories hold backups of session files
 	// (SPEC.md §1.1: skip this tool's temporary files and backups).
@@ -43,12 +53,21 @@ const CodeLinkOutsideRoot = "link_outside_root"
 // File is one session file found by [Discover].
 type File struct {
 	Path    string // absolute path as reached (symbolic links in it are not resolved)
-	Source  string // pi, atomic, prime or custom
+	Source  string // source label: the store's (ingest.Labels, a config store's name), else SourceOf
 	Size    int64  // bytes
 	ModTime time.Time
 	Mode    fs.FileMode
 	Dev     uint64
 	Ino     uint64
+	// Kind is what the file's name says (SPEC.md §7.2): an OpenClaw
+	// archive, a snapshot, compressed. Kind.ReadOnly files are never
+	// rewritten or moved.
+	Kind NameKind
+	// Archive is the home archive (given as PATH) the file is a member
+	// of, and Member its cleaned inner path; Path is then
+	// Archive + MemberSep + Member, Size and ModTime the member's, and Ino
+	// a digest of its content (Dev 0). Empty for files on disk.
+	Archive, Member string
 }
 
 // PathIssue is a problem found while discovering files: a broken link, a
@@ -138,13 +157,14 @@ func PathRoots(paths []string) ([]Root, error) {
 		if err != nil {
 			return nil, fmt.Errorf("path %s: %w", p, err)
 		}
-		out = append(out, Root{Path: abs, Recursive: true})
+		out = append(out, Root{Path: abs, Recursive: true, Archive: IsArchivePath(abs)})
 	}
 	return out, nil
 }
 
-// SourceOf labels a path by its nearest .pi, .atomic or .prime segment
-// (SPEC.md §1.1), else "custom".
+// SourceOf labels a path by its nearest agent home segment (SPEC.md
+// §1.1, §7.1): .pi, .atomic, .prime, .omp, .openclaw, or kimchi/harness
+// (kimchi's store under the config directory); else "custom".
 func SourceOf(path string) string {
 	segs := strings.Split(filepath.ToSlash(path), "/")
 	for i := len(segs) - 1; i >= 0; i-- {
@@ -155,15 +175,25 @@ func SourceOf(path string) string {
 			return SourceAtomic
 		case ".prime":
 			return SourcePrime
+		case ".omp":
+			return SourceOmp
+		case ".openclaw":
+			return SourceOpenClaw
+		case "kimchi":
+			if i+1 < len(segs) && segs[i+1] == "harness" {
+				return SourceKimchi
+			}
 		}
 	}
 	return SourceCustom
 }
 
 // IsSessionName reports whether a directory entry name is a candidate
-// session file: *.jsonl, not one of this tool's temporary files.
+// session file (KindOf): *.jsonl, OpenClaw's *.jsonl.reset.<ts> and
+// *.jsonl.deleted.<ts> archives, *.jsonl.bak* snapshots, each possibly
+// compressed (.zst, .gz); not one of this tool's temporary files.
 func IsSessionName(name string) bool {
-	return strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, TempPrefix)
+	return KindOf(name).Session
 }
 
 // devIno identifies a file whatever path reached it: device and inode on
@@ -185,6 +215,7 @@ type walker struct {
 	ancestors []devIno
 	above     map[devIno]bool // the directories above the current root: links to them are cycles
 	rootReal  string          // the current root, links resolved
+	labels    []string        // the root's Labels
 }
 
 // aboveRoot collects the directories above the root at path (its real
@@ -225,6 +256,7 @@ func Discover(ctx context.Context, roots []Root, fn func(File) error, issue func
 		if real, err := filepath.EvalSymlinks(r.Path); err == nil {
 			w.rootReal, w.above = real, aboveRoot(real)
 		}
+		w.labels = r.Labels
 		if err := w.root(r); err != nil {
 			return err
 		}
@@ -233,13 +265,15 @@ func Discover(ctx context.Context, roots []Root, fn func(File) error, issue func
 }
 
 func (w *walker) report(path, source, code string, sev Severity, msg string) {
-	if w.issue != nil {
+	if w.issue != nil && (len(w.labels) == 0 || slices.Contains(w.labels, source)) {
 		w.issue(PathIssue{Path: path, Source: source, Issue: Issue{Severity: sev, Code: code, Message: msg}})
 	}
 }
 
+// source labels a file by the store it was found in (SPEC.md §7.1), then
+// by its path (SourceOf).
 func (w *walker) source(r Root, path string) string {
-	if r.Source != "" && SourceOf(path) == SourceCustom {
+	if r.Source != "" {
 		return r.Source
 	}
 	return SourceOf(path)
@@ -255,6 +289,9 @@ func (w *walker) root(r Root) error {
 		w.report(r.Path, w.source(r, r.Path), CodeUnreadable, SeverityError, errText(err))
 		return nil
 	}
+	if r.Archive && fi.Mode().IsRegular() {
+		return w.archive(r, fi)
+	}
 	if !fi.IsDir() {
 		if !fi.Mode().IsRegular() {
 			w.report(r.Path, w.source(r, r.Path), CodeUnreadable, SeverityError, "not a regular file")
@@ -269,7 +306,7 @@ func (w *walker) root(r Root) error {
 // whose "type" is a string other than "session" (another kind of JSONL
 // file, not a damaged session). At most 1 MiB is read.
 func notASession(path string) bool {
-	f, err := OpenRegular(path)
+	f, err := OpenContent(path)
 	if err != nil {
 		return false
 	}
@@ -311,8 +348,13 @@ func inPiAgentDir(path string) bool {
 }
 
 func (w *walker) file(r Root, path string, fi fs.FileInfo) error {
-	if path != r.Path && inPiAgentDir(path) && notASession(path) {
+	kind := KindOf(filepath.Base(path))
+	if path != r.Path && (inPiAgentDir(path) || r.AgentDir && filepath.Dir(path) == r.Path || kind.Trajectory) && notASession(path) {
 		w.report(path, w.source(r, path), CodeNotASessionFile, SeverityNote, "another kind of JSONL file (its first record is not a session header): not read")
+		return nil
+	}
+	src := w.source(r, path)
+	if len(r.Labels) > 0 && !slices.Contains(r.Labels, src) {
 		return nil
 	}
 	id := statIDs(path, fi)
@@ -322,8 +364,8 @@ func (w *walker) file(r Root, path string, fi fs.FileInfo) error {
 		}
 		w.seenFiles[id] = true
 	}
-	return w.fn(File{Path: path, Source: w.source(r, path), Size: fi.Size(), ModTime: fi.ModTime(),
-		Mode: fi.Mode(), Dev: id.dev, Ino: id.ino})
+	return w.fn(File{Path: path, Source: src, Size: fi.Size(), ModTime: fi.ModTime(),
+		Mode: fi.Mode(), Dev: id.dev, Ino: id.ino, Kind: kind})
 }
 
 func (w *walker) dir(r Root, path string, fi fs.FileInfo) error {

@@ -107,7 +107,21 @@ func OpenRegular(path string) (*os.File, error) {
 
 // ReadFile opens path (a regular file, see OpenRegular) and reads it with
 // r.Read. The error wraps the *os.PathError of a failed open or read.
+//
+// A file whose name ends in .zst or .gz is decompressed while read
+// (KindOf, OpenContent); a failure of the decompressor wraps ErrCompressed.
 func (r *Reader) ReadFile(ctx context.Context, path string, v Visitor) (ReadStats, error) {
+	if ix, member, ok := splitMember(path); ok {
+		rc, err := openMember(ix, member)
+		if err != nil {
+			return ReadStats{}, err
+		}
+		defer rc.Close()
+		return r.readMember(ctx, rc, member, v)
+	}
+	if KindOf(baseName(path)).Compression != "" {
+		return r.readCompressed(ctx, path, v)
+	}
 	f, err := OpenRegular(path)
 	if err != nil {
 		return ReadStats{}, err

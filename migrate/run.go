@@ -79,7 +79,8 @@ func (r FileResult) Failed() bool {
 		return true
 	case ResultSkipped:
 		switch r.Reason {
-		case string(validate.StatusEmpty), ingest.CodeBrokenLink, ingest.CodeSymlinkCycle, ingest.CodeNotASessionFile, ingest.CodeLinkOutsideRoot:
+		case string(validate.StatusEmpty), ingest.CodeBrokenLink, ingest.CodeSymlinkCycle, ingest.CodeNotASessionFile, ingest.CodeLinkOutsideRoot,
+			ReasonArchived, ReasonSnapshot, ReasonCompressed, ReasonForeignDialect:
 			return false // nothing to upgrade, nothing the user must fix
 		}
 		return true
@@ -315,6 +316,9 @@ const maxAttempts = 3
 
 func (m *migrator) file(ctx context.Context, f ingest.File) FileResult {
 	res := FileResult{Path: f.Path, Source: f.Source, Size: f.Size}
+	if r, ok := readOnly(f, res); ok {
+		return r
+	}
 	popts := PlanOptions{Repair: m.opts.Repair, KeepUnresolvedParent: m.opts.KeepUnresolvedParent, ResolveParent: m.ix.Resolve}
 	if !m.opts.Backup {
 		popts.RemovedKept = "not kept: --no-backup"

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	_ "time/tzdata" // --tz works on machines without a zone database
@@ -46,8 +47,9 @@ func ParseKind(s string) (Kind, error) {
 // timeKind reports whether k groups by a period of time.
 func (k Kind) timeKind() bool { return k == Daily || k == Weekly || k == Monthly }
 
-// Sources are the values Options.Source accepts.
-var Sources = []string{ingest.SourcePi, ingest.SourceAtomic, ingest.SourcePrime, ingest.SourceCustom}
+// Sources are the built-in values Options.Source accepts (ingest.Labels);
+// Labels adds others (a config file's store names).
+var Sources = ingest.Labels
 
 // Options configure [Run].
 type Options struct {
@@ -77,9 +79,10 @@ type Options struct {
 	// their year, month and day are used.
 	Since, Until time.Time
 
-	Source  string // "" or one of Sources
-	Project string // project name or cwd, exact but for trailing slashes
-	Model   string // case-insensitive substring of model or provider/model
+	Source  string   // "" or one of Sources or Labels
+	Labels  []string // source labels accepted beside Sources (config stores)
+	Project string   // project name or cwd, exact but for trailing slashes
+	Model   string   // case-insensitive substring of model or provider/model
 
 	CostMode export.CostMode // "" is auto
 	// Prices is the price table (nil: pricing.Default()); PricingID names it
@@ -132,7 +135,7 @@ func (o *Options) check() error {
 	}
 	if o.Source != "" {
 		ok := false
-		for _, s := range Sources {
+		for _, s := range append(slices.Clone(Sources), o.Labels...) {
 			ok = ok || s == o.Source
 		}
 		if !ok {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/session"
 )
 
 // Status is the one verdict a file gets (SPEC.md §1.5).
@@ -82,6 +83,9 @@ type Result struct {
 	Issues        []ingest.Issue
 	// Counts of issues by severity, including those beyond the listing cap.
 	Errors, Warnings, Notes int
+	// TitleSlot is set when the file opens with an oh-my-pi title slot
+	// (SPEC.md §7.2): an omp session, whose header is on the next line.
+	TitleSlot *session.TitleSlot
 }
 
 // FirstError describes the first error-severity issue ("line N: message"),
@@ -214,8 +218,21 @@ func (c *Checker) Issue(is ingest.Issue) {
 	c.add(is)
 }
 
+// TitleSlot returns the file's oh-my-pi title slot, once its first line
+// was read as one (nil otherwise).
+func (c *Checker) TitleSlot() *session.TitleSlot { return c.res.TitleSlot }
+
 // Record checks one record.
 func (c *Checker) Record(r *ingest.Record) error {
+	if !c.sawFirst && c.res.TitleSlot == nil && r.Offset == 0 && !r.Split && !r.Final && !r.CRLF {
+		if s, ok := session.ParseTitleSlot(r.Raw); ok {
+			// oh-my-pi's title slot: not an entry; the header follows.
+			c.res.TitleSlot = &s
+			c.add(ingest.Issue{Line: r.Line, Severity: ingest.SeverityNote, Code: session.CodeOmpTitleSlot,
+				Message: "an oh-my-pi title slot (an omp session; its header is on the next line)"})
+			return nil
+		}
+	}
 	if !c.sawFirst {
 		c.sawFirst = true
 		c.header(r)

@@ -65,12 +65,14 @@ failed, 2 on usage errors.`,
 			if opts.Parquet == "" && opts.DuckDB == "" {
 				return usagef("export needs --parquet DIR, --duckdb FILE or both")
 			}
+			configDefaults(cmd, ios, nil, &opts.Cost, &opts.Pricing)
 			if _, err := export.ParseCostMode(opts.Cost); err != nil {
 				return usageError{err}
 			}
 			return runExport(cmd, ios, opts, args)
 		},
 	}
+	addSourceFlag(cmd, g)
 	f := cmd.Flags()
 	f.StringVar(&opts.Parquet, "parquet", "", "directory of the Parquet datasets (one directory per table)")
 	f.StringVar(&opts.DuckDB, "duckdb", "", "DuckDB database file to write")
@@ -82,7 +84,10 @@ failed, 2 on usage errors.`,
 }
 
 func runExport(cmd *cobra.Command, ios *IO, opts *exportOptions, args []string) error {
-	rts, err := roots(ios, args)
+	if err := validSource(ios, opts.Source); err != nil {
+		return err
+	}
+	rts, err := selectRoots(ios, rootSelection{args: args, source: opts.Source})
 	if err != nil {
 		return err
 	}

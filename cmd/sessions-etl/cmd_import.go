@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessions-etl/sessions-etl/importer"
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
+	"github.com/sessions-etl/sessions-etl/ingest"
 )
 
 func init() { registerCommand(newImportCmd) }
@@ -69,6 +70,7 @@ file is a conflict, failed, or skipped for an error; 2 on usage errors.`,
 			return runImport(cmd, ios, opts, args)
 		},
 	}
+	addSourceFlag(cmd, g)
 	f := cmd.Flags()
 	f.StringVar(&opts.To, "to", "", "the Atomic store to import into (default ~/.atomic/agent/sessions)")
 	f.BoolVar(&opts.Flat, "flat", false, "write every session directly into the store directory, not into per-cwd directories")
@@ -87,15 +89,17 @@ func runImport(cmd *cobra.Command, ios *IO, opts *importOptions, args []string) 
 		return usagef("no home directory: give SOURCE paths and --to DIR")
 	}
 	var opt importer.Options
-	if len(args) > 0 {
-		rts, err := roots(ios, args, opts.BackupDir)
-		if err != nil {
-			return err
-		}
-		opt.Sources = rts
-	} else {
-		opt.Sources = importer.DefaultSources(ios.Home)
+	if err := validSource(ios, opts.Source); err != nil {
+		return err
 	}
+	// With no SOURCE, the pi and Prime stores (SPEC.md §2.5), wherever
+	// variables moved them; not Atomic's: that is the store.
+	rts, err := selectRoots(ios, rootSelection{args: args, skip: []string{opts.BackupDir}, source: opts.Source,
+		kinds: []string{ingest.SourcePi, ingest.SourcePrime}})
+	if err != nil {
+		return err
+	}
+	opt.Sources = rts
 	opt.Target = opts.To
 	if opt.Target == "" {
 		opt.Target = importer.DefaultTarget(ios.Home)

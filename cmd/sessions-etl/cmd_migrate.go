@@ -65,6 +65,7 @@ Exit status: 0 when every file is upgraded, current or empty; 1 otherwise.`,
 			return runMigrate(cmd, ios, opts, args)
 		},
 	}
+	addSourceFlag(cmd, g)
 	f := cmd.Flags()
 	f.BoolVar(&opts.DryRun, "dry-run", false, "validate and plan, print what would change, write nothing")
 	f.StringVar(&opts.Undo, "undo", "", "restore the files of run `RUN` (a run id or run directory)")
@@ -95,7 +96,20 @@ func stateDir(ios *IO) string {
 }
 
 func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string) error {
-	rts, err := roots(ios, args, opts.BackupDir)
+	if err := validSource(ios, opts.Source); err != nil {
+		return err
+	}
+	for _, a := range args {
+		if ingest.IsArchivePath(a) {
+			// SPEC.md §7.2: an archive is read, never rewritten.
+			return usagef("%s is an archive: migrate (and --relayout) rewrite files in place and never change an archive; read it with validate, export or report, or extract it first", a)
+		}
+	}
+	// With no PATH, the stores of the agents migrate has always covered
+	// (pi, Atomic, Prime, wherever variables moved them); the derivatives'
+	// stores are not upgraded in place (SPEC.md §2.3a).
+	rts, err := selectRoots(ios, rootSelection{args: args, skip: []string{opts.BackupDir}, source: opts.Source,
+		kinds: []string{ingest.SourcePi, ingest.SourceAtomic, ingest.SourcePrime}})
 	if err != nil {
 		return err
 	}

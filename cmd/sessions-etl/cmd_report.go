@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sessions-etl/sessions-etl/export"
+	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/pricing"
 	"github.com/sessions-etl/sessions-etl/report"
 )
@@ -100,7 +102,8 @@ one. --pricing FILE replaces the bundled price table. Usage with no cost is
 is never shown as $0, and totals that include it say so ("+ unpriced"; in
 JSON "costIncomplete": true, and totalCost null when nothing is priced).
 
-Filters: --source pi|atomic|prime|custom; --project NAME (the project name or
+Filters: --source LABEL (pi, atomic, prime, omp, openclaw, kimchi, custom,
+or a config store's name); --project NAME (the project name or
 the full cwd, exact); --model TEXT (case-insensitive substring of the model
 or provider/model: "sonnet", "openai/").
 
@@ -131,7 +134,7 @@ errors.`,
 	f.StringVar(&opts.Since, "since", "", "first day, inclusive, in --tz (YYYY-MM-DD or YYYYMMDD)")
 	f.StringVar(&opts.Until, "until", "", "last day, inclusive, in --tz (YYYY-MM-DD or YYYYMMDD)")
 	f.StringVar(&opts.TZ, "tz", "", "IANA time zone for days, weeks and months (default: local, honouring TZ)")
-	f.StringVar(&opts.Source, "source", "", "only usage from pi, atomic, prime or custom files")
+	f.StringVar(&opts.Source, "source", "", "only usage from files of this source label: pi, atomic, prime, omp, openclaw, kimchi, custom, or a config store's name")
 	f.StringVar(&opts.Project, "project", "", "only this project (name or full cwd)")
 	f.StringVar(&opts.Model, "model", "", "only models whose id or provider/id contains this (case-insensitive)")
 	f.BoolVar(&opts.Breakdown, "breakdown", false, "a line per model under each row")
@@ -147,6 +150,7 @@ errors.`,
 			Long: reportShort[kind] + ".\n\n" + reportJSONNote[kind] +
 				"\n\nSee 'sessions-etl report --help' for what is counted, time zones, costs and filters.",
 			RunE: func(cmd *cobra.Command, args []string) error {
+				configDefaults(cmd, ios, &opts.TZ, &opts.Cost, &opts.Pricing)
 				ro, err := reportRunOptions(ios, opts, kind, args)
 				if err != nil {
 					return err
@@ -190,13 +194,12 @@ func reportRunOptions(ios *IO, opts *reportOptions, kind report.Kind, args []str
 	if !ro.Since.IsZero() && !ro.Until.IsZero() && ro.Until.Before(ro.Since) {
 		return ro, usagef("--until %s is before --since %s", opts.Until, opts.Since)
 	}
-	if opts.Source != "" {
-		ok := false
-		for _, s := range report.Sources {
-			ok = ok || s == opts.Source
-		}
-		if !ok {
-			return ro, usagef("--source %q: want pi, atomic, prime or custom", opts.Source)
+	if err := validSource(ios, opts.Source); err != nil {
+		return ro, err
+	}
+	for _, s := range stores(ios) {
+		if !slices.Contains(ingest.Labels, s.Label) {
+			ro.Labels = append(ro.Labels, s.Label)
 		}
 	}
 	if ro.Zone, err = report.ResolveZone(opts.TZ); err != nil {
@@ -269,7 +272,7 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 	}
 	if sum != nil && sum.Files == 0 && !opts.JSON && !opts.Quiet {
 		// Nothing was found to report on: say where the search went.
-		fmt.Fprintf(ios.ErrOut, "No session files found (looked in: %s).\n", lookedIn(ios, args))
+		fmt.Fprintf(ios.ErrOut, "No session files found (looked in: %s).\n", lookedIn(ios, args, opts.Source))
 	}
 	if sum == nil {
 		return nil

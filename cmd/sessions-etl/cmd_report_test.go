@@ -285,7 +285,7 @@ func TestReportNoSessionFiles(t *testing.T) {
 		args   []string
 		stderr string
 	}{
-		{[]string{"report", "daily"}, "No session files found (looked in: ~/.pi/agent/sessions (missing), ~/.pi/agent/*.jsonl (missing), ~/.atomic/agent/sessions (missing), ~/.prime/agent/sessions)."},
+		{[]string{"report", "daily"}, "No session files found (looked in: ~/.pi/agent/sessions (missing), ~/.pi/agent/*.jsonl (missing), ~/.atomic/agent/sessions (missing), ~/.prime/agent/sessions, ~/.omp/agent/sessions (missing), ~/.openclaw/agents/*/sessions (missing), ~/.config/kimchi/harness/sessions (missing))."},
 		{[]string{"report", "monthly", dir}, "No session files found (looked in: " + dir + ")."},
 		{[]string{"report", "daily", "--json"}, ""},
 	} {

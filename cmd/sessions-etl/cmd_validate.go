@@ -36,6 +36,7 @@ Exit status: 0 when no file has an error, 1 when some do, 2 on usage errors.`,
 			return runValidate(cmd, ios, opts, args)
 		},
 	}
+	addSourceFlag(cmd, g)
 	cmd.Flags().IntVar(&opts.MaxProblems, "problems", 20, "problems listed in the human summary")
 	return cmd
 }
@@ -51,11 +52,16 @@ type jsonFileVerdict struct {
 	SessionID     string         `json:"session_id,omitempty"`
 	Entries       int            `json:"entries"`
 	SizeBytes     int64          `json:"size_bytes"`
+	Archived      bool           `json:"archived,omitempty"`    // an OpenClaw reset/deleted archive (SPEC.md §7.2)
+	Compression   string         `json:"compression,omitempty"` // zstd or gzip: read decompressed
 	Issues        []ingest.Issue `json:"issues"`
 }
 
 func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []string) error {
-	rts, err := roots(ios, args)
+	if err := validSource(ios, opts.Source); err != nil {
+		return err
+	}
+	rts, err := selectRoots(ios, rootSelection{args: args, source: opts.Source})
 	if err != nil {
 		return err
 	}
@@ -75,7 +81,8 @@ func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []stri
 		func(fr validate.FileResult) error {
 			if opts.JSON {
 				v := jsonFileVerdict{Path: fr.File.Path, PathBytes: pathBytes(fr.File.Path), Source: fr.File.Source, Status: string(fr.Status),
-					EarlyV4: fr.EarlyV4, SessionID: fr.Header.ID, Entries: fr.Entries, SizeBytes: fr.File.Size, Issues: fr.Issues}
+					EarlyV4: fr.EarlyV4, SessionID: fr.Header.ID, Entries: fr.Entries, SizeBytes: fr.File.Size, Issues: fr.Issues,
+					Archived: fr.File.Kind.Archived, Compression: fr.File.Kind.Compression}
 				if fr.FormatVersion > 0 {
 					fv := fr.FormatVersion
 					v.FormatVersion = &fv
@@ -135,7 +142,7 @@ func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []stri
 		skipped := sum.ByStatus[validate.StatusSkipped]
 		switch {
 		case sum.Files-skipped == 0:
-			fmt.Fprintf(out, "\nNo session files found (looked in: %s).\n", lookedIn(ios, args))
+			fmt.Fprintf(out, "\nNo session files found (looked in: %s).\n", lookedIn(ios, args, opts.Source))
 		case sum.Failed > 0:
 			verb := "have errors: the agent will not load them"
 			if sum.Failed == 1 {

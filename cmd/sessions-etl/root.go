@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/internal/userdirs"
+	"github.com/sessions-etl/sessions-etl/internal/config"
 )
 
 // Exit codes (README.md, SPEC.md §5).
@@ -35,6 +37,50 @@ type IO struct {
 	ErrIsTerminal bool             // show progress bars on ErrOut
 	Now           func() time.Time // injected clock
 	Home          string           // the user's home directory (default roots)
+	// Env looks up an environment variable (the variables that move
+	// stores, SPEC.md §7.1); nil: os.LookupEnv.
+	Env func(string) (string, bool)
+
+	// Config is the configuration file's content, loaded before a command
+	// runs (loadConfig; never nil then).
+	Config *config.Config
+}
+
+// getenv looks up a variable through ios.Env ("" when unset).
+func (ios *IO) getenv(name string) string {
+	look := ios.Env
+	if look == nil {
+		look = os.LookupEnv
+	}
+	v, _ := look(name)
+	return v
+}
+
+// configPath is where the configuration file is looked for.
+func configPath(ios *IO) string {
+	return config.DefaultPath(ios.Home, ios.getenv("XDG_CONFIG_HOME"))
+}
+
+// loadConfig reads the configuration file into ios.Config. A file that
+// cannot be used is a usage error (exit 2) naming the file and line; keys
+// this version does not know are named on stderr and ignored.
+func loadConfig(ios *IO) error {
+	if ios.Config != nil {
+		return nil
+	}
+	if ios.Home == "" && ios.getenv("XDG_CONFIG_HOME") == "" {
+		ios.Config = &config.Config{}
+		return nil
+	}
+	c, err := config.Load(configPath(ios), ios.Home)
+	if err != nil {
+		return usageError{err}
+	}
+	for _, k := range c.Unknown {
+		fmt.Fprintf(ios.ErrOut, "sessions-etl: config %s: unknown key %s (ignored)\n", c.Path, k)
+	}
+	ios.Config = c
+	return nil
 }
 
 // globalOptions are the flags every command shares (SPEC.md §5).
@@ -42,6 +88,14 @@ type globalOptions struct {
 	JSON    bool
 	Quiet   bool
 	Workers int
+	// Source is --source, for the commands that read session files
+	// (addSourceFlag): only files of that source label.
+	Source string
+}
+
+// addSourceFlag gives a command that reads session files --source.
+func addSourceFlag(cmd *cobra.Command, g *globalOptions) {
+	cmd.Flags().StringVar(&g.Source, "source", "", "only files of this source label: pi, atomic, prime, omp, openclaw, kimchi, custom, or a config store's name")
 }
 
 // errFailed is returned by a command that has already reported per-file
@@ -103,10 +157,16 @@ func newRootCmd(ios *IO, started *bool) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "sessions-etl",
 		Short: "Validate, migrate, export and report on pi / Atomic / Prime session logs",
-		Long: `sessions-etl reads the JSONL session files of pi-agent, Atomic and Prime Agent.
+		Long: `sessions-etl reads the JSONL session files of pi-agent, Atomic and Prime Agent,
+and of the pi derivatives oh-my-pi, OpenClaw and kimchi.
 
-With no PATH arguments, commands use the default roots that exist:
-  ~/.pi/agent/sessions, ~/.pi/agent/*.jsonl, ~/.atomic/agent/sessions, ~/.prime/agent/sessions
+With no PATH arguments, commands read every store that exists ('sessions-etl
+sources' lists them, and what chose each): ~/.pi/agent/sessions and
+~/.pi/agent/*.jsonl (moved by PI_CODING_AGENT_SESSION_DIR / PI_CODING_AGENT_DIR),
+~/.atomic/agent/sessions, ~/.prime/agent/sessions (PRIME_AGENT_SESSION_DIR),
+~/.omp/agent/sessions (OMP_CODING_AGENT_SESSION_DIR / OMP_CODING_AGENT_DIR),
+~/.openclaw/agents/*/sessions (OPENCLAW_STATE_DIR),
+$XDG_CONFIG_HOME/kimchi/harness/sessions.
 Paths given on the command line (directories or files) replace them.
 
 Exit codes: 0 success, 1 some files failed or were rejected, 2 usage error, 130 interrupted.`,
@@ -117,7 +177,7 @@ Exit codes: 0 success, 1 some files failed or were rejected, 2 usage error, 130 
 			if g.Workers < 1 {
 				return usagef("--workers must be at least 1")
 			}
-			return nil
+			return loadConfig(ios)
 		},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
@@ -145,52 +205,179 @@ func registerCommand(mk func(*IO, *globalOptions) *cobra.Command) {
 // Every root skips this tool's state directory (run directories hold
 // backups of session files) and the extra directories given (--backup-dir).
 func roots(ios *IO, args []string, skip ...string) ([]ingest.Root, error) {
-	skip = append([]string{stateDir(ios)}, skip...)
+	return selectRoots(ios, rootSelection{args: args, skip: skip})
+}
+
+// rootSelection says which roots a command reads.
+type rootSelection struct {
+	args []string // PATH arguments; none: the stores
+	skip []string // directories never entered, beside the state directory
+	// source keeps only files of this source label (--source; "" all):
+	// stores of another label are not walked, and files under PATHs are
+	// kept by their label.
+	source string
+	// kinds, with no PATH, keeps the stores of these kinds only (nil: all).
+	kinds []string
+}
+
+// selectRoots returns the discovery roots of sel: the PATH arguments, or
+// the roots of every store that is not missing (ingest.StoreRoots). With
+// no PATH, a store that a variable or the config file chose and that is
+// not there is named on stderr (SPEC.md §7.1: never silently ignored).
+func selectRoots(ios *IO, sel rootSelection) ([]ingest.Root, error) {
+	skip := append([]string{stateDir(ios)}, sel.skip...)
 	var rts []ingest.Root
-	if len(args) > 0 {
-		for _, a := range args {
+	if len(sel.args) > 0 {
+		for _, a := range sel.args {
 			if _, err := os.Stat(a); errors.Is(err, fs.ErrNotExist) {
 				return nil, usagef("%s: no such file or directory", a)
 			}
 		}
 		var err error
-		if rts, err = ingest.PathRoots(args); err != nil {
+		if rts, err = ingest.PathRoots(sel.args); err != nil {
 			return nil, err
 		}
 	} else {
 		if ios.Home == "" {
 			return nil, usagef("no PATH given and no home directory to find the default roots")
 		}
-		rts = ingest.DefaultRoots(ios.Home)
+		var sts []ingest.Store
+		for _, s := range stores(ios) {
+			if (sel.source == "" || s.Label == sel.source) && (sel.kinds == nil || slices.Contains(sel.kinds, s.Kind)) {
+				sts = append(sts, s)
+			}
+		}
+		warnMissingStores(ios, sts)
+		rts = ingest.StoreRoots(sts)
 	}
 	for i := range rts {
 		rts[i].Skip = skip
+		if sel.source != "" {
+			rts[i].Labels = []string{sel.source}
+		}
 	}
 	return rts, nil
 }
 
+// stores returns every store the commands read with no PATH: those of
+// SPEC.md §7.1 under the home directory and the environment, then the
+// configuration file's.
+func stores(ios *IO) []ingest.Store {
+	out := ingest.DefaultStores(ingest.StoreEnv{Home: ios.Home, Lookup: ios.Env})
+	if ios.Config != nil {
+		for _, s := range ios.Config.Stores {
+			out = append(out, ingest.Store{Label: s.Name, Kind: s.Source, Root: s.Path,
+				SelectedBy: ingest.SelectedConfig, Config: ios.Config.Path})
+		}
+	}
+	return out
+}
+
+// warnMissingStores names on stderr each store a variable or the config
+// file moved to a place that is not there.
+func warnMissingStores(ios *IO, sts []ingest.Store) {
+	for _, s := range ingest.MissingMoved(sts) {
+		fmt.Fprintf(ios.ErrOut, "sessions-etl: %s: %s (%s sessions there not read)\n", storeChooser(s), s.Root, s.Label)
+	}
+}
+
+// storeChooser says what chose a store that is not there: "PI_CODING_AGENT_DIR=~/x
+// names no directory", "config store work (file) names no directory".
+func storeChooser(s ingest.Store) string {
+	what := "names no directory"
+	if s.State() == ingest.RootUnreadable {
+		what = "names a directory that cannot be read"
+	}
+	if s.SelectedBy == ingest.SelectedConfig {
+		return fmt.Sprintf("store %q of %s %s", s.Label, s.Config, what)
+	}
+	return fmt.Sprintf("%s=%s %s", s.Variable, s.Value, what)
+}
+
+// configDefaults gives the flags tz, cost and pricing of cmd that were
+// not on the command line the configuration file's defaults (nil: a flag
+// the command does not have).
+func configDefaults(cmd *cobra.Command, ios *IO, tz, cost, pricing *string) {
+	if ios.Config == nil {
+		return
+	}
+	d := ios.Config.Defaults
+	for _, f := range []struct {
+		name string
+		dst  *string
+		val  string
+	}{{"tz", tz, d.TZ}, {"cost", cost, d.Cost}, {"pricing", pricing, d.Pricing}} {
+		if f.dst != nil && f.val != "" && !cmd.Flags().Changed(f.name) {
+			*f.dst = f.val
+		}
+	}
+}
+
+// validSource checks a --source value: a built-in label or the name of a
+// store of the config file.
+func validSource(ios *IO, source string) error {
+	if source == "" {
+		return nil
+	}
+	labels := slices.Clone(ingest.Labels)
+	for _, s := range stores(ios) {
+		if !slices.Contains(labels, s.Label) {
+			labels = append(labels, s.Label)
+		}
+	}
+	if !slices.Contains(labels, source) {
+		return usagef("--source %q: want one of %s", source, strings.Join(labels, ", "))
+	}
+	return nil
+}
+
 // lookedIn names the places a command searched for session files, for the
-// message saying none held any: the PATH arguments, or every default root
-// (with ~ for the home directory, %USERPROFILE% on Windows), marked "(missing)" when it does not exist
-// and "(unreadable)" when it could not be looked at (ingest.DefaultRootState).
-func lookedIn(ios *IO, args []string) string {
+// message saying none held any: the PATH arguments, or every store's root
+// (with ~ for the home directory; pi's legacy flat files as
+// ~/.pi/agent/*.jsonl), with the variable or config file that chose it,
+// marked "(missing)" when it does not exist and "(unreadable)" when it
+// could not be looked at (ingest.DefaultRootState); with --source, the
+// stores of that label only.
+func lookedIn(ios *IO, args []string, source string) string {
 	if len(args) > 0 {
 		return strings.Join(args, ", ")
 	}
 	var where []string
-	for _, r := range ingest.DefaultRootCandidates(ios.Home) {
-		p := r.Path
-		if !r.Recursive {
-			p = filepath.Join(p, "*.jsonl")
+	for _, s := range stores(ios) {
+		if source != "" && s.Label != source {
+			continue
 		}
-		p = userdirs.Display(userdirs.Env{GOOS: runtime.GOOS, Home: ios.Home}, p)
-		switch ingest.DefaultRootState(r.Path) {
-		case ingest.RootMissing:
-			p += " (missing)"
-		case ingest.RootUnreadable:
-			p += " (unreadable)" // e.g. a parent of mode 000: not a missing root
+		for _, r := range s.Roots() {
+			p := userdirs.Display(userdirs.Env{GOOS: runtime.GOOS, Home: ios.Home}, r.Path)
+			if !r.Recursive {
+				p = filepath.Join(p, "*.jsonl")
+			}
+			var marks []string
+			switch s.SelectedBy {
+			case ingest.SelectedVariable:
+				marks = append(marks, s.Variable)
+			case ingest.SelectedConfig:
+				marks = append(marks, "config store "+s.Label)
+			}
+			switch ingest.DefaultRootState(r.Path) {
+			case ingest.RootMissing:
+				marks = append(marks, "missing")
+			case ingest.RootUnreadable:
+				marks = append(marks, "unreadable") // e.g. a parent of mode 000: not a missing root
+			}
+			if len(marks) > 0 {
+				p += " (" + strings.Join(marks, ", ") + ")"
+			}
+			where = append(where, p)
 		}
-		where = append(where, p)
 	}
 	return strings.Join(where, ", ")
+}
+
+// tildePath writes a path under the home directory as ~/….
+func tildePath(ios *IO, p string) string {
+	if rel, err := filepath.Rel(ios.Home, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.Join("~", rel)
+	}
+	return p
 }

@@ -199,7 +199,7 @@ func TestValidateSummaries(t *testing.T) {
 		{"the file itself given", withAgentFiles, []string{"validate", "HOME/.pi/agent/prompt-history.jsonl"}, ExitFailed,
 			[]string{"not_session", "1 of 1 file has errors: the agent will not load it."}, nil},
 		{"nothing found", func(t *testing.T) string { return t.TempDir() }, []string{"validate"}, ExitOK,
-			[]string{"No session files found (looked in: ~/.pi/agent/sessions (missing), ~/.pi/agent/*.jsonl (missing), ~/.atomic/agent/sessions (missing), ~/.prime/agent/sessions (missing))."}, nil},
+			[]string{"No session files found (looked in: ~/.pi/agent/sessions (missing), ~/.pi/agent/*.jsonl (missing), ~/.atomic/agent/sessions (missing), ~/.prime/agent/sessions (missing), ~/.omp/agent/sessions (missing), ~/.openclaw/agents/*/sessions (missing), ~/.config/kimchi/harness/sessions (missing))."}, nil},
 		{"nothing found, some roots exist", func(t *testing.T) string {
 			home := t.TempDir()
 			os.MkdirAll(filepath.Join(home, ".atomic", "agent", "sessions"), 0o700)

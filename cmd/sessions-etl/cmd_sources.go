@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessions-etl/sessions-etl/ingest"
+)
+
+func init() { registerCommand(newSourcesCmd) }
+
+func newSourcesCmd(ios *IO, g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "sources",
+		Short: "List every store the commands read with no PATH: label, root, what chose it, files found",
+		Long: `sources lists every store of session files that validate, export, report,
+migrate and import read when given no PATH (SPEC.md §7.1), one row each:
+
+  label        the source label of its files (pi, atomic, prime, omp, openclaw,
+               kimchi, or a config store's name); --source takes it
+  selected_by  default, variable (which one: PI_CODING_AGENT_DIR, …) or config
+  exists       whether the root is there (a moved store that is not is also
+               named on stderr by the commands that read it)
+  files, bytes the session files found under it and their size
+
+pi's row also covers its legacy flat files (<agent dir>/*.jsonl). OpenClaw has
+one row per agent directory (<state>/agents/<agent>/sessions).
+
+--json writes one JSON object per store (JSON Lines): label, root, selected_by,
+variable, config, exists, state (present, missing, unreadable), files, bytes.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if ios.Home == "" {
+				return usagef("no home directory to find the stores")
+			}
+			return runSources(cmd, ios, g)
+		},
+	}
+}
+
+// sourceRow is one line of `sources --json`.
+type sourceRow struct {
+	Label      string `json:"label"`
+	Kind       string `json:"kind,omitempty"`
+	Root       string `json:"root"`
+	Flat       string `json:"flat,omitempty"`
+	SelectedBy string `json:"selected_by"`
+	Variable   string `json:"variable,omitempty"`
+	Config     string `json:"config,omitempty"`
+	Exists     bool   `json:"exists"`
+	State      string `json:"state"`
+	Files      int    `json:"files"`
+	Bytes      int64  `json:"bytes"`
+}
+
+func runSources(cmd *cobra.Command, ios *IO, g *globalOptions) error {
+	var rows []sourceRow
+	for _, s := range stores(ios) {
+		st := s.State()
+		row := sourceRow{Label: s.Label, Kind: s.Kind, Root: s.Root, Flat: s.Flat, SelectedBy: s.SelectedBy,
+			Variable: s.Variable, Config: s.Config, Exists: st == ingest.RootPresent, State: st.String()}
+		rts := ingest.StoreRoots([]ingest.Store{s})
+		for i := range rts {
+			rts[i].Skip = []string{stateDir(ios)}
+		}
+		err := ingest.Discover(cmd.Context(), rts, func(f ingest.File) error {
+			row.Files++
+			row.Bytes += f.Size
+			return nil
+		}, nil)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row)
+	}
+	out := bufio.NewWriter(ios.Out)
+	defer out.Flush()
+	if g.JSON {
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		for _, r := range rows {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "label\tselected by\texists\tfiles\tsize\troot")
+	for _, r := range rows {
+		by := r.SelectedBy
+		switch {
+		case r.Variable != "":
+			by = r.Variable
+		case r.Config != "":
+			by = "config"
+		}
+		exists := "yes"
+		if !r.Exists {
+			exists = "no"
+			if r.State == ingest.RootUnreadable.String() {
+				exists = "unreadable"
+			}
+		}
+		root := tildePath(ios, r.Root)
+		if r.Flat != "" {
+			root += " (+ " + tildePath(ios, r.Flat) + "/*.jsonl)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.Label, by, exists, r.Files, humanBytes(r.Bytes), root)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,428 @@
+package ingest
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/zeebo/xxh3"
+)
+
+// Archive formats of home archives given as PATH (SPEC.md §7.2).
+const (
+	ArchiveTar    = "tar"
+	ArchiveTarGz  = "tar.gz"
+	ArchiveTarZst = "tar.zst"
+	ArchiveZip    = "zip"
+)
+
+// MemberSep separates an archive's path from a member's inner path in the
+// paths shown for members: ARCHIVE!/inner/path.
+const MemberSep = "!/"
+
+// Path issue codes of archives.
+const (
+	// CodeArchiveMember: a member that is not read (a symbolic or hard
+	// link, a device, a second member of the same name) or whose name was
+	// cleaned (an absolute path, "..").
+	CodeArchiveMember = "archive_member"
+)
+
+// ArchiveFormatOf returns the archive format a file name says (.tar,
+// .tar.gz / .tgz, .tar.zst / .tzst, .zip), or "".
+func ArchiveFormatOf(name string) string {
+	n := strings.ToLower(name)
+	switch {
+	case strings.HasSuffix(n, ".tar"):
+		return ArchiveTar
+	case strings.HasSuffix(n, ".tar.gz"), strings.HasSuffix(n, ".tgz"):
+		return ArchiveTarGz
+	case strings.HasSuffix(n, ".tar.zst"), strings.HasSuffix(n, ".tzst"):
+		return ArchiveTarZst
+	case strings.HasSuffix(n, ".zip"):
+		return ArchiveZip
+	}
+	return ""
+}
+
+// IsArchivePath reports whether p names a home archive: a regular file
+// (links followed) whose name has an archive format.
+func IsArchivePath(p string) bool {
+	if ArchiveFormatOf(baseName(p)) == "" {
+		return false
+	}
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// cleanMember makes a member name a relative slash path inside the
+// archive: "../x" and "/etc/x" become "x" and "etc/x" (nothing is ever
+// written; the name is only shown). changed says it differs from name
+// beyond a leading "./" or a trailing slash.
+func cleanMember(name string) (clean string, changed bool) {
+	c := strings.TrimLeft(path.Clean("/"+strings.ReplaceAll(name, "\\", "/")), "/")
+	trimmed := strings.TrimSuffix(strings.TrimPrefix(name, "./"), "/")
+	return c, c != trimmed
+}
+
+// archiveIndex is what discovery learnt of one archive, kept for reading
+// its members: their ordinal in the stream (tar) and open readers.
+type archiveIndex struct {
+	path    string
+	format  string
+	mu      sync.Mutex
+	ordinal map[string]int // member → position of its header in the stream
+	cursors []*tarCursor   // idle sequential readers (tar formats)
+	zr      *zip.ReadCloser
+}
+
+// archives holds the index of every archive discovery opened, by path.
+var archives sync.Map // string → *archiveIndex
+
+func lookupArchive(p string) *archiveIndex {
+	if v, ok := archives.Load(p); ok {
+		return v.(*archiveIndex)
+	}
+	return nil
+}
+
+// splitMember splits a member path ARCHIVE!/inner of an archive that
+// discovery opened.
+func splitMember(p string) (*archiveIndex, string, bool) {
+	for i := strings.Index(p, MemberSep); i >= 0; {
+		if ix := lookupArchive(p[:i]); ix != nil {
+			return ix, p[i+len(MemberSep):], true
+		}
+		j := strings.Index(p[i+1:], MemberSep)
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return nil, "", false
+}
+
+// ArchiveOf returns the archive holding the member path p (discovered by
+// this process), or "".
+func ArchiveOf(p string) string {
+	if ix, _, ok := splitMember(p); ok {
+		return ix.path
+	}
+	return ""
+}
+
+// tarStream opens an archive file as a tar stream, decompressed.
+func tarStream(p, format string) (*os.File, io.ReadCloser, error) {
+	f, err := OpenRegular(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	var src io.ReadCloser = f
+	switch format {
+	case ArchiveTarGz:
+		src, err = newDecompressor(f, CompressionGzip, false)
+	case ArchiveTarZst:
+		src, err = newDecompressor(f, CompressionZstd, false)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, src, nil
+}
+
+// walkArchive calls file for every session file among the members of the
+// archive r.Path (a tar, compressed or not, or a zip), in stream order,
+// and issue for the members it passes over and for damage. Member files
+// get Path ARCHIVE!/member, Archive and Member set, Size and ModTime from
+// the member's header, and, as Ino, a digest of the content (xxh3 for
+// tar members, the CRC-32 for zip members), so that an incremental export
+// re-reads a member whose content changed. Nothing is extracted.
+func (w *walker) archive(r Root, fi fs.FileInfo) error {
+	format := ArchiveFormatOf(baseName(r.Path))
+	ix := &archiveIndex{path: r.Path, format: format, ordinal: map[string]int{}}
+	if old, loaded := archives.LoadOrStore(r.Path, ix); loaded {
+		ix = old.(*archiveIndex)
+		ix.mu.Lock()
+		ix.ordinal = map[string]int{}
+		for _, c := range ix.cursors {
+			c.close()
+		}
+		ix.cursors = nil
+		ix.mu.Unlock()
+	}
+	member := func(name string, ord int, f File) error {
+		clean, changed := cleanMember(name)
+		vpath := r.Path + MemberSep + clean
+		if clean == "" {
+			return nil
+		}
+		if changed {
+			w.report(vpath, w.source(r, vpath), CodeArchiveMember, SeverityWarning,
+				fmt.Sprintf("member %q is shown as %q (an absolute path or \"..\" is not followed; nothing is extracted)", name, clean))
+		}
+		if _, dup := ix.ordinal[clean]; dup {
+			w.report(vpath, w.source(r, vpath), CodeArchiveMember, SeverityWarning,
+				fmt.Sprintf("a second member named %q: not read (the first one is)", name))
+			return nil
+		}
+		ix.ordinal[clean] = ord
+		f.Path, f.Source, f.Archive, f.Member, f.Kind = vpath, w.source(r, vpath), r.Path, clean, KindOf(path.Base(clean))
+		return w.fn(f)
+	}
+	skipped := func(name, what string) {
+		clean, _ := cleanMember(name)
+		vpath := r.Path + MemberSep + clean
+		w.report(vpath, w.source(r, vpath), CodeArchiveMember, SeverityWarning, what+": not read")
+	}
+	if format == ArchiveZip {
+		zr, err := zip.OpenReader(r.Path)
+		if err != nil {
+			w.report(r.Path, w.source(r, r.Path), CodeUnreadable, SeverityError, "zip: "+errText(err))
+			return nil
+		}
+		ix.mu.Lock()
+		if ix.zr != nil {
+			ix.zr.Close()
+		}
+		ix.zr = zr
+		ix.mu.Unlock()
+		for i, zf := range zr.File {
+			if err := w.ctx.Err(); err != nil {
+				return err
+			}
+			mode := zf.Mode()
+			switch {
+			case mode.IsDir():
+				continue
+			case mode&fs.ModeSymlink != 0:
+				skipped(zf.Name, "a symbolic link member (not followed)")
+				continue
+			case !mode.IsRegular():
+				skipped(zf.Name, "a member that is not a regular file")
+				continue
+			}
+			if !KindOf(path.Base(zf.Name)).Session {
+				continue
+			}
+			if err := member(zf.Name, i, File{Size: int64(zf.UncompressedSize64), ModTime: zf.Modified,
+				Mode: mode, Ino: uint64(zf.CRC32)<<32 | zf.UncompressedSize64&0xffffffff}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	f, src, err := tarStream(r.Path, format)
+	if err != nil {
+		w.report(r.Path, w.source(r, r.Path), CodeUnreadable, SeverityError, errText(err))
+		return nil
+	}
+	defer f.Close()
+	defer src.Close()
+	tr := tar.NewReader(src)
+	last := ""
+	for ord := 0; ; ord++ {
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			w.report(r.Path, w.source(r, r.Path), CodeUnreadable, SeverityError, archiveDamage(format, last, err))
+			return nil
+		}
+		last = h.Name
+		switch h.Typeflag {
+		case tar.TypeReg, tar.TypeRegA:
+		case tar.TypeDir, tar.TypeXGlobalHeader:
+			continue
+		case tar.TypeSymlink, tar.TypeLink:
+			if KindOf(path.Base(h.Name)).Session {
+				skipped(h.Name, "a link member (not followed)")
+			}
+			continue
+		default:
+			continue
+		}
+		if !KindOf(path.Base(h.Name)).Session {
+			continue
+		}
+		d := xxh3.New()
+		if _, err := io.Copy(d, tr); err != nil {
+			clean, _ := cleanMember(h.Name)
+			vpath := r.Path + MemberSep + clean
+			w.report(vpath, w.source(r, vpath), CodeUnreadable, SeverityError, archiveDamage(format, h.Name, err))
+			return nil
+		}
+		if err := member(h.Name, ord, File{Size: h.Size, ModTime: h.ModTime, Mode: h.FileInfo().Mode(), Ino: d.Sum64()}); err != nil {
+			return err
+		}
+	}
+}
+
+// archiveDamage describes an error in an archive's stream, after member
+// last ("" before the first).
+func archiveDamage(format, last string, err error) string {
+	msg := errText(err)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		msg = "truncated (unexpected end of the data)"
+	}
+	msg = strings.TrimPrefix(msg, ErrCompressed.Error()+": ")
+	if last != "" {
+		return fmt.Sprintf("%s archive damaged in or after member %q: %s", format, last, msg)
+	}
+	return fmt.Sprintf("%s archive damaged before its first member: %s", format, msg)
+}
+
+// tarCursor is a sequential reader of a tar archive, positioned before
+// the header of ordinal next.
+type tarCursor struct {
+	f    *os.File
+	src  io.ReadCloser
+	tr   *tar.Reader
+	next int
+}
+
+func (c *tarCursor) close() {
+	c.src.Close()
+	c.f.Close()
+}
+
+// maxIdleCursors bounds the idle readers kept per archive (one per worker
+// is enough: workers read members in about the order discovery gave them).
+const maxIdleCursors = 4
+
+// openMember opens the content of one member of an archive discovery
+// opened. Members of a tar are read by a sequential cursor: the idle one
+// closest before the member, else a new one from the start.
+func openMember(ix *archiveIndex, member string) (io.ReadCloser, error) {
+	fail := func(err error) error {
+		return fmt.Errorf("%s%s%s: %w", ix.path, MemberSep, member, err)
+	}
+	ix.mu.Lock()
+	ord, ok := ix.ordinal[member]
+	if !ok {
+		ix.mu.Unlock()
+		return nil, fail(fs.ErrNotExist)
+	}
+	if ix.format == ArchiveZip {
+		zr := ix.zr
+		ix.mu.Unlock()
+		if zr == nil || ord >= len(zr.File) {
+			return nil, fail(fs.ErrNotExist)
+		}
+		rc, err := zr.File[ord].Open()
+		if err != nil {
+			return nil, fail(err)
+		}
+		return &memberReader{rc: rc, name: ix.path + MemberSep + member, format: "zip"}, nil
+	}
+	var c *tarCursor
+	best := -1
+	for i, cc := range ix.cursors {
+		if cc.next <= ord && (best < 0 || cc.next > ix.cursors[best].next) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		c = ix.cursors[best]
+		ix.cursors = append(ix.cursors[:best], ix.cursors[best+1:]...)
+	}
+	ix.mu.Unlock()
+	if c == nil {
+		f, src, err := tarStream(ix.path, ix.format)
+		if err != nil {
+			return nil, fail(err)
+		}
+		c = &tarCursor{f: f, src: src, tr: tar.NewReader(src)}
+	}
+	for c.next <= ord {
+		_, err := c.tr.Next()
+		c.next++
+		if err != nil {
+			c.close()
+			if err == io.EOF {
+				err = fs.ErrNotExist
+			}
+			return nil, fail(errors.New(archiveDamage(ix.format, "", err)))
+		}
+	}
+	return &memberReader{rc: io.NopCloser(c.tr), name: ix.path + MemberSep + member, format: ix.format,
+		done: func(ok bool) {
+			if !ok {
+				c.close()
+				return
+			}
+			ix.mu.Lock()
+			defer ix.mu.Unlock()
+			if len(ix.cursors) >= maxIdleCursors {
+				c.close()
+				return
+			}
+			ix.cursors = append(ix.cursors, c)
+		}}, nil
+}
+
+// memberReader reads one member: errors name the archive and member, a
+// line longer than MaxCompressedLine is refused (a decompression bomb),
+// and Close gives a tar cursor back (done).
+type memberReader struct {
+	rc     io.ReadCloser
+	name   string
+	format string
+	run    int64
+	bad    bool
+	eof    bool
+	done   func(ok bool)
+}
+
+func (m *memberReader) Read(p []byte) (int, error) {
+	n, err := m.rc.Read(p)
+	if i := lastNewline(p[:n]); i >= 0 {
+		m.run = int64(n - i - 1)
+	} else {
+		m.run += int64(n)
+	}
+	if m.run > MaxCompressedLine {
+		m.bad = true
+		return n, fmt.Errorf("%s: %w: %s: a line of more than %d MiB: refused (a decompression bomb?)", m.name, ErrCompressed, m.format, MaxCompressedLine>>20)
+	}
+	if err == io.EOF {
+		m.eof = true
+	} else if err != nil {
+		m.bad = true
+		msg := errText(err)
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			msg = "truncated (unexpected end of the data)"
+		}
+		err = fmt.Errorf("%s: %w: %s archive: %s", m.name, ErrCompressed, m.format, strings.TrimPrefix(msg, ErrCompressed.Error()+": "))
+	}
+	return n, err
+}
+
+func (m *memberReader) Close() error {
+	err := m.rc.Close()
+	if m.done != nil {
+		m.done(m.eof && !m.bad)
+		m.done = nil
+	}
+	return err
+}
+
+func lastNewline(b []byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == '\n' {
+			return i
+		}
+	}
+	return -1
+}

@@ -32,6 +32,8 @@ const (
 	KindBranchSummary  = "branch_summary"
 	KindSessionSummary = "session_summary"
 	KindChildUsage     = "child_usage"
+	KindUsageEntry     = "usage_entry" // a pi "usage" entry (SessionManager.appendUsage); sub_kind is its kind
+	KindModelUsage     = "model_usage" // an oh-my-pi "model_usage" entry (side calls); sub_kind is its purpose
 )
 
 // extractOptions are the per-run settings of the extractor.
@@ -415,6 +417,27 @@ func (x *extractor) entry(r *ingest.Record) {
 				attr = model{}
 			}
 			out.usage = append(out.usage, x.usage(t, u, kind, r, &e, tsRaw, msgTSRaw, attr))
+		}
+	case "usage", "model_usage":
+		// pi's appendUsage entries (kind cache_warm, …) and oh-my-pi's side
+		// calls (purpose title, …) carry their own provider and model
+		// (SPEC.md §1.4, §4); without them the usage is attributed like a
+		// tool result's.
+		if u := t.Get(root, "usage"); t.Kind(u) == ingest.KindObject {
+			kind, sub := KindUsageEntry, "kind"
+			if typ.v == "model_usage" {
+				kind, sub = KindModelUsage, "purpose"
+			}
+			attr := model{nonEmpty(t, t.Get(root, "provider")), nonEmpty(t, t.Get(root, "model"))}
+			if !attr.provider.ok && !attr.model.ok {
+				attr = x.attribution()
+			}
+			e.provider, e.model = attr.provider, attr.model
+			row := x.usage(t, u, kind, r, &e, tsRaw, msgTSRaw, attr)
+			row.subKind = nonEmpty(t, t.Get(root, sub))
+			row.api = str(t, t.Get(root, "api"))
+			row.stopReason = str(t, t.Get(root, "stopReason"))
+			out.usage = append(out.usage, row)
 		}
 	case "child_usage_attributed":
 		if u := t.Get(root, "childUsage"); t.Kind(u) == ingest.KindObject {

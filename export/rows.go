@@ -162,6 +162,7 @@ type usageRow struct {
 	lineNo                               int
 	timestamp                            optTime
 	kind                                 string
+	subKind                              optStr // usage_entry: the entry's kind; model_usage: its purpose
 	provider, api, model, stopReason     optStr
 	input, output, cacheRead, cacheWrite int64
 	totalTokens                          int64
@@ -173,7 +174,7 @@ type usageRow struct {
 }
 
 func (r *usageRow) values(dst []driver.Value, fileID, sessionID driver.Value) []driver.Value {
-	return append(dst, fileID, sessionID, int32(r.entryIndex), r.entryID.val(), int32(r.lineNo), r.timestamp.val(), r.kind,
+	return append(dst, fileID, sessionID, int32(r.entryIndex), r.entryID.val(), int32(r.lineNo), r.timestamp.val(), r.kind, r.subKind.val(),
 		r.provider.val(), r.api.val(), r.model.val(), r.stopReason.val(),
 		r.input, r.output, r.cacheRead, r.cacheWrite, r.totalTokens,
 		r.recorded.input.val(), r.recorded.output.val(), r.recorded.cacheRead.val(), r.recorded.cacheWrite.val(), r.recorded.total.val(),

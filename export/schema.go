@@ -17,8 +17,9 @@ import (
 // usage without a model; 3 identifies entries with migration-derived ids as
 // v1 entries (a migrated v1 fork's copies count once); 4 adds content_key to
 // entries and tool_uses (fork copies by id or, for v1 entries, by content)
-// and prices child usage as its target's model.
-const SchemaVersion = 4
+// and prices child usage as its target's model; 5 bills pi usage entries and
+// oh-my-pi model_usage entries (usage.sub_kind).
+const SchemaVersion = 5
 
 // SchemaVersionKey is the Parquet key-value metadata key (and Arrow schema
 // metadata key) holding SchemaVersion.
@@ -177,7 +178,8 @@ var UsageTable = newTable(TableUsage, "file_id, entry_index",
 	col("entry_id", tString, null, "entry id; null for v1 entries"),
 	col("line_no", tInt, notNull, "1-based line of the record"),
 	col("timestamp", tTimestamp, null, "entry ISO timestamp, else message.timestamp"),
-	col("kind", tString, notNull, "assistant, tool_result, compaction, branch_summary, session_summary, child_usage"),
+	col("kind", tString, notNull, "assistant, tool_result, compaction, branch_summary, session_summary, child_usage, usage_entry, model_usage"),
+	col("sub_kind", tString, null, "usage_entry: the usage entry's own kind (e.g. cache_warm); model_usage: its purpose (e.g. title)"),
 	col("provider", tString, null, "the message's provider, else that of the nearest preceding assistant, last model_change or v1 header; null for session_summary (no model recorded)"),
 	col("api", tString, null, "assistant message api"),
 	col("model", tString, null, "the message's model, else as for provider"),

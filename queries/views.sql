@@ -118,23 +118,24 @@ ORDER BY records DESC, provider NULLS LAST, model NULLS LAST
 
 -- name: tool_calls
 -- Tool calls per tool name: toolCall blocks of assistant messages, joined
--- to the toolResult messages of the same file by tool call id. Entries
+-- to the toolResult messages of the same file by tool call id (a result is
+-- a result whatever its content: [], missing or a string). Entries
 -- copied from an older session (fork_copy_of) are left out, so a forked
 -- call is counted once. errors counts results with isError; output_bytes
--- sums the byte_size of the results' blocks.
+-- sums the byte_size of the results' blocks (0 for a result without any).
 WITH calls AS (
   SELECT b.file_id, b.tool_call_id, b.tool_name
   FROM content_blocks b
   JOIN entries e USING (file_id, entry_index)
   WHERE b.block_type = 'toolCall' AND e.fork_copy_of IS NULL
 ), results AS (
-  SELECT b.file_id, b.tool_call_id,
-         bool_or(b.is_error) AS is_error,
+  SELECT e.file_id, e.tool_call_id,
+         bool_or(e.is_error) AS is_error,
          sum(b.byte_size) AS output_bytes
-  FROM content_blocks b
-  JOIN entries e USING (file_id, entry_index)
-  WHERE e.role = 'toolResult' AND e.fork_copy_of IS NULL AND b.tool_call_id IS NOT NULL
-  GROUP BY b.file_id, b.tool_call_id
+  FROM entries e
+  LEFT JOIN content_blocks b USING (file_id, entry_index)
+  WHERE e.role = 'toolResult' AND e.fork_copy_of IS NULL AND e.tool_call_id IS NOT NULL
+  GROUP BY e.file_id, e.tool_call_id
 )
 SELECT c.tool_name,
        count(*) AS calls,

@@ -78,7 +78,7 @@ type Options struct {
 	Since, Until time.Time
 
 	Source  string // "" or one of Sources
-	Project string // project name or cwd, exact but for trailing slashes
+	Project string // project label, path-element suffix or cwd (SPEC.md §7.5), / and \ alike
 	Model   string // case-insensitive substring of model or provider/model
 
 	CostMode export.CostMode // "" is auto

@@ -526,7 +526,7 @@ func TestCacheWrite1h(t *testing.T) {
 		want float64
 	}{
 		{Tokens{Input: 1000, Output: 200, CacheRead: 5000, CacheWrite: 3000, CacheWrite1h: 2000}, 0.00775}, // c27 27a00002
-		{Tokens{Input: 400, Output: 100, CacheWrite: 1000, CacheWrite1h: 1000}, 0.0029},                      // 27a00004
+		{Tokens{Input: 400, Output: 100, CacheWrite: 1000, CacheWrite1h: 1000}, 0.0029},                    // 27a00004
 		{Tokens{Input: 100, Output: 20, CacheWrite: 800}, 0.0012},                                          // 27a00006: all 5-minute
 		{Tokens{Input: 200, Output: 50, CacheRead: 1000, CacheWrite: 2000, CacheWrite1h: 1500}, 0.004175},  // 27b00002 (omp cttl)
 		{Tokens{CacheWrite: 100, CacheWrite1h: 900}, 0.0002},                                               // 1h part clamped to the writes

@@ -216,3 +216,21 @@ func TestC24SubagentRollup(t *testing.T) {
 		})
 	}
 }
+
+// TestC24SubagentRollupsView: the subagent_rollups view lists each roll-up
+// with the child it names and, when the child was read, its own cost.
+func TestC24SubagentRollupsView(t *testing.T) {
+	dir := filepath.Join(casesDir, "c24-subagent-rollup")
+	out := t.TempDir()
+	runExport(t, sinks[0], out, []string{dir}, nil)
+	db := sinks[0].open(t, out)
+	got := queryStrings(t, db, `SELECT parent_session_id, entry_id, child_session_id, counted, rollup_cost, child_records, round(child_cost, 9)
+		FROM subagent_rollups`)
+	want := []string{
+		"24a0c001-4e5f-4a6b-8c7d-24a000000001|24a00003|24a0c0c1-4e5f-4a6b-8c7d-24a0000000c1|false|0.00735|2|0.00735",
+		"24a0c002-4e5f-4a6b-8c7d-24a000000002|24c00003|∅|true|0.0055|∅|∅",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("subagent_rollups (-want +got):\n%s", d)
+	}
+}

@@ -147,6 +147,28 @@ LEFT JOIN results r ON r.file_id = c.file_id AND r.tool_call_id = c.tool_call_id
 GROUP BY c.tool_name
 ORDER BY calls DESC, c.tool_name NULLS LAST
 
+-- name: subagent_rollups
+-- Subagent roll-ups (SPEC.md §7.3): tool results whose usage rolls up a
+-- child session's spend, with the child they name and, when the child was
+-- read (child_session_id not NULL), its own counted records and cost. A
+-- roll-up with a child read is not counted (counted false): the child's
+-- records are; without the child it counts.
+SELECT u.session_id AS parent_session_id,
+       u.entry_id,
+       u.timestamp,
+       coalesce(u.rollup_child_id, u.rollup_child_path) AS named_child,
+       u.rollup_of_session_id AS child_session_id,
+       u.counted,
+       u.input, u.output, u.cache_read, u.cache_write,
+       u.cost_total AS rollup_cost,
+       c.records AS child_records,
+       c.cost_total AS child_cost
+FROM usage u
+LEFT JOIN (SELECT session_id, count(*) AS records, sum(cost_total) AS cost_total
+           FROM counted_usage GROUP BY session_id) c ON c.session_id = u.rollup_of_session_id
+WHERE u.rollup_child_id IS NOT NULL OR u.rollup_child_path IS NOT NULL
+ORDER BY u.timestamp NULLS LAST, u.session_id, u.entry_id
+
 -- name: rejected_files
 -- Session files whose records are not in the tables (SPEC.md §1.5: not a
 -- session, a future or unrecognized version, unreadable), with the first

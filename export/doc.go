@@ -80,7 +80,9 @@
 // compaction, branch_summary and session_summary usage, and one
 // child_usage row per child_usage_attributed record, priced as the model of
 // its target assistant message (the child's usage is folded into it) when
-// the target is in the file. Other usage without its own model is
+// the target is in the file; pi "usage" entries (usage_entry, sub_kind
+// their kind) and oh-my-pi "model_usage" entries (sub_kind their purpose),
+// priced as the provider and model they name. Other usage without its own model is
 // attributed to the nearest preceding assistant message of the file, else
 // the last model_change, else the v1 header — except
 // session_summary usage: the format records no model for the summary call,

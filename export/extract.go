@@ -32,6 +32,8 @@ const (
 	KindBranchSummary  = "branch_summary"
 	KindSessionSummary = "session_summary"
 	KindChildUsage     = "child_usage"
+	KindUsageEntry     = "usage_entry" // a pi "usage" entry (SessionManager.appendUsage); sub_kind is its kind
+	KindModelUsage     = "model_usage" // an oh-my-pi "model_usage" entry (side calls); sub_kind is its purpose
 )
 
 // extractOptions are the per-run settings of the extractor.
@@ -364,12 +366,19 @@ func (x *extractor) entry(r *ingest.Record) {
 		case "assistant":
 			own := model{nonEmpty(t, t.Get(msg, "provider")), nonEmpty(t, t.Get(msg, "model"))}
 			e.provider, e.model = own.provider, own.model
+			requested := own.model
+			if served := nonEmpty(t, t.Get(msg, "responseModel")); served.ok {
+				// SPEC.md §7.4: a request routed by an alias (openrouter/auto)
+				// is priced and grouped by the model that served it.
+				own.model = served
+			}
 			if u := t.Get(msg, "usage"); t.Kind(u) == ingest.KindObject {
 				attr := own
 				if !attr.provider.ok && !attr.model.ok {
 					attr = x.attribution()
 				}
 				row := x.usage(t, u, KindAssistant, r, &e, tsRaw, msgTSRaw, attr)
+				row.requestedModel = requested
 				row.api = str(t, t.Get(msg, "api"))
 				row.stopReason = str(t, t.Get(msg, "stopReason"))
 				if e.entryID.ok {
@@ -383,11 +392,23 @@ func (x *extractor) entry(r *ingest.Record) {
 			if ie := t.Kind(t.Get(msg, "isError")); ie == ingest.KindTrue || ie == ingest.KindFalse {
 				tr.isError = someBool(ie == ingest.KindTrue)
 			}
+			e.toolCallID, e.toolName, e.isError = tr.callID, tr.name, tr.isError
 			if u := t.Get(msg, "usage"); t.Kind(u) == ingest.KindObject {
-				out.usage = append(out.usage, x.usage(t, u, KindToolResult, r, &e, tsRaw, msgTSRaw, x.attribution()))
+				row := x.usage(t, u, KindToolResult, r, &e, tsRaw, msgTSRaw, x.attribution())
+				rollupLink(t, t.Get(msg, "details"), &row)
+				out.usage = append(out.usage, row)
 			}
 		}
+		kept := len(out.tools)
 		x.blocks(t, t.Get(msg, "content"), &e, tr)
+		if tr != nil && x.opts.usageOnly && tr.callID.ok && len(out.tools) == kept {
+			// A result without content blocks ([] or no content: a
+			// command with no output) is still a result, and its isError
+			// counts: one tool_uses row stands for it (entries keep the
+			// same facts in ModeFull).
+			x.addBlock(&blockRow{entryIndex: e.entryIndex, entryID: e.entryID, blockIndex: -1,
+				toolCallID: tr.callID, toolName: tr.name, isError: tr.isError}, &e)
+		}
 	case "custom_message":
 		if full {
 			e.customType = str(t, t.Get(root, "customType"))
@@ -421,6 +442,27 @@ func (x *extractor) entry(r *ingest.Record) {
 				attr = model{}
 			}
 			out.usage = append(out.usage, x.usage(t, u, kind, r, &e, tsRaw, msgTSRaw, attr))
+		}
+	case "usage", "model_usage":
+		// pi's appendUsage entries (kind cache_warm, …) and oh-my-pi's side
+		// calls (purpose title, …) carry their own provider and model
+		// (SPEC.md §1.4, §4); without them the usage is attributed like a
+		// tool result's.
+		if u := t.Get(root, "usage"); t.Kind(u) == ingest.KindObject {
+			kind, sub := KindUsageEntry, "kind"
+			if typ.v == "model_usage" {
+				kind, sub = KindModelUsage, "purpose"
+			}
+			attr := model{nonEmpty(t, t.Get(root, "provider")), nonEmpty(t, t.Get(root, "model"))}
+			if !attr.provider.ok && !attr.model.ok {
+				attr = x.attribution()
+			}
+			e.provider, e.model = attr.provider, attr.model
+			row := x.usage(t, u, kind, r, &e, tsRaw, msgTSRaw, attr)
+			row.subKind = nonEmpty(t, t.Get(root, sub))
+			row.api = str(t, t.Get(root, "api"))
+			row.stopReason = str(t, t.Get(root, "stopReason"))
+			out.usage = append(out.usage, row)
 		}
 	case "child_usage_attributed":
 		if u := t.Get(root, "childUsage"); t.Kind(u) == ingest.KindObject {
@@ -571,6 +613,7 @@ func (x *extractor) usage(t *ingest.Tape, u int, kind string, r *ingest.Record, 
 	row.output = x.tok(t, u, "output", line)
 	row.cacheRead = x.tok(t, u, "cacheRead", line)
 	row.cacheWrite = x.tok(t, u, "cacheWrite", line)
+	x.cacheWrite1h(t, u, &row)
 	row.totalTokens = row.input + row.output + row.cacheRead + row.cacheWrite
 	if n := t.Get(u, "totalTokens"); n >= 0 && t.Kind(n) != ingest.KindNull {
 		if v, ok := t.Int(n); ok && v >= 0 && v <= MaxTokens {
@@ -579,7 +622,11 @@ func (x *extractor) usage(t *ingest.Tape, u int, kind string, r *ingest.Record, 
 			x.issuef(line, CodeBadUsage, "usage.totalTokens is %s, not a non-negative integer of at most 2^40: the sum of the counts is used", clip(t.Raw(n)))
 		}
 	}
-	if c := t.Get(u, "cost"); t.Kind(c) == ingest.KindObject {
+	if c := t.Get(u, "cost"); t.Kind(c) == ingest.KindNumber {
+		// pi-subagents' own usage objects carry the total cost as a plain
+		// number (SPEC.md §7.3).
+		row.recorded.total = x.cost(t, u, "cost", line)
+	} else if t.Kind(c) == ingest.KindObject {
 		row.recorded = costParts{
 			input:      x.cost(t, c, "input", line),
 			output:     x.cost(t, c, "output", line),
@@ -594,7 +641,8 @@ func (x *extractor) usage(t *ingest.Tape, u int, kind string, r *ingest.Record, 
 			at = row.timestamp.v
 		}
 		if p, ok := x.opts.prices.LookupAt(m.provider.v, m.model.v, at); ok {
-			c := p.Cost(pricing.Tokens{Input: row.input, Output: row.output, CacheRead: row.cacheRead, CacheWrite: row.cacheWrite})
+			c := p.Cost(pricing.Tokens{Input: row.input, Output: row.output, CacheRead: row.cacheRead, CacheWrite: row.cacheWrite,
+				CacheWrite1h: row.cacheWrite1h})
 			row.calculated = costParts{someFloat(c.Input), someFloat(c.Output), someFloat(c.CacheRead), someFloat(c.CacheWrite), someFloat(c.Total)}
 		}
 	}
@@ -604,6 +652,61 @@ func (x *extractor) usage(t *ingest.Tape, u int, kind string, r *ingest.Record, 
 	}
 	row.copyKeyB = x.keyB(kind, tsRaw, msgTSRaw, row.input, row.output, row.cacheRead, row.cacheWrite)
 	return row
+}
+
+// rollupLink reads the child session a subagent tool result's usage rolls
+// up (SPEC.md §7.3) from its details: the id in childSessionId, sessionId or
+// session.id, the file in childSessionFile, sessionFile, sessionPath or
+// session.path (pi-subagents writes sessionFile and sessionId; nested
+// session objects come from other subagent extensions). Which scanned
+// session that is, and so whether the roll-up counts, is decided across
+// files (queries/export.sql derive_rollups).
+func rollupLink(t *ingest.Tape, details int, row *usageRow) {
+	if t.Kind(details) != ingest.KindObject {
+		return
+	}
+	nested := t.Get(details, "session")
+	if t.Kind(nested) != ingest.KindObject {
+		nested = -1
+	}
+	first := func(nodes ...int) optStr {
+		for _, n := range nodes {
+			if s := nonEmpty(t, n); s.ok {
+				return s
+			}
+		}
+		return optStr{}
+	}
+	row.childID = first(t.Get(details, "childSessionId"), t.Get(details, "sessionId"), t.Get(nested, "id"))
+	row.childPath = first(t.Get(details, "childSessionFile"), t.Get(details, "sessionFile"), t.Get(details, "sessionPath"),
+		t.Get(nested, "path"))
+}
+
+// cacheWrite1h sets the 1-hour part of row's cache writes (SPEC.md §7.4):
+// pi's usage.cacheWrite1h (the 1-hour part of cacheWrite), else oh-my-pi's
+// usage.cttl.ephemeral1h (cttl's ephemeral5m and ephemeral1h add up to
+// cacheWrite; when cacheWrite is missing or 0, their sum is the cache
+// writes). A 1-hour part above cacheWrite is a bad_usage issue and is
+// counted as cacheWrite.
+func (x *extractor) cacheWrite1h(t *ingest.Tape, u int, row *usageRow) {
+	line := row.lineNo
+	var h int64
+	key := "cacheWrite1h"
+	if n := t.Get(u, key); n >= 0 && t.Kind(n) != ingest.KindNull {
+		h = x.tok(t, u, key, line)
+	} else if c := t.Get(u, "cttl"); t.Kind(c) == ingest.KindObject {
+		key = "cttl.ephemeral1h"
+		h5, h1 := x.tok(t, c, "ephemeral5m", line), x.tok(t, c, "ephemeral1h", line)
+		if row.cacheWrite == 0 {
+			row.cacheWrite = h5 + h1
+		}
+		h = h1
+	}
+	if h > row.cacheWrite {
+		x.issuef(line, CodeBadUsage, "usage.%s is %d, more than the %d cache-write tokens: counted as %d", key, h, row.cacheWrite, row.cacheWrite)
+		h = row.cacheWrite
+	}
+	row.cacheWrite1h = h
 }
 
 // costOf is the cost of a usage row in mode and where it comes from

@@ -118,6 +118,9 @@ type entryRow struct {
 	customType      optStr
 	provider, model optStr
 	thinkingLevel   optStr
+	toolCallID      optStr  // toolResult messages
+	toolName        optStr  // toolResult messages
+	isError         optBool // toolResult messages
 	onActiveBranch  bool
 	copyKey         int64
 	contentKey      optInt // v1 entries only (keyV1)
@@ -128,7 +131,7 @@ type entryRow struct {
 func (r *entryRow) values(dst []driver.Value, fileID, sessionID driver.Value) []driver.Value {
 	return append(dst, fileID, sessionID, int32(r.entryIndex), r.entryID.val(), r.parentID.val(), int32(r.lineNo),
 		r.typ.val(), r.timestamp.val(), r.role.val(), r.customType.val(), r.provider.val(), r.model.val(),
-		r.thinkingLevel.val(), r.onActiveBranch, nil, r.copyKey, r.contentKey.val(), r.raw.val())
+		r.thinkingLevel.val(), r.toolCallID.val(), r.toolName.val(), r.isError.val(), r.onActiveBranch, nil, r.copyKey, r.contentKey.val(), r.raw.val())
 }
 
 // blockRow is a row of ContentBlocksTable.
@@ -164,24 +167,28 @@ type usageRow struct {
 	lineNo                               int
 	timestamp                            optTime
 	kind                                 string
+	subKind                              optStr // usage_entry: the entry's kind; model_usage: its purpose
 	provider, api, model, stopReason     optStr
+	requestedModel                       optStr // message.model when responseModel served the record
 	input, output, cacheRead, cacheWrite int64
+	cacheWrite1h                         int64 // the 1-hour part of cacheWrite
 	totalTokens                          int64
 	recorded, calculated                 costParts
 	cost                                 costParts // of the run's cost mode (costOf)
 	costSource                           string
 	copyKeyA                             optInt
 	copyKeyB                             int64
+	childID, childPath                   optStr // the child session a subagent roll-up names (rollupLink)
 }
 
 func (r *usageRow) values(dst []driver.Value, fileID, sessionID driver.Value) []driver.Value {
-	return append(dst, fileID, sessionID, int32(r.entryIndex), r.entryID.val(), int32(r.lineNo), r.timestamp.val(), r.kind,
-		r.provider.val(), r.api.val(), r.model.val(), r.stopReason.val(),
-		r.input, r.output, r.cacheRead, r.cacheWrite, r.totalTokens,
+	return append(dst, fileID, sessionID, int32(r.entryIndex), r.entryID.val(), int32(r.lineNo), r.timestamp.val(), r.kind, r.subKind.val(),
+		r.provider.val(), r.api.val(), r.model.val(), r.requestedModel.val(), r.stopReason.val(),
+		r.input, r.output, r.cacheRead, r.cacheWrite, r.cacheWrite1h, r.totalTokens,
 		r.recorded.input.val(), r.recorded.output.val(), r.recorded.cacheRead.val(), r.recorded.cacheWrite.val(), r.recorded.total.val(),
 		r.calculated.input.val(), r.calculated.output.val(), r.calculated.cacheRead.val(), r.calculated.cacheWrite.val(), r.calculated.total.val(),
 		r.cost.input.val(), r.cost.output.val(), r.cost.cacheRead.val(), r.cost.cacheWrite.val(), r.cost.total.val(),
-		r.costSource, true, nil, r.copyKeyA.val(), r.copyKeyB)
+		r.costSource, true, nil, r.copyKeyA.val(), r.copyKeyB, r.childID.val(), r.childPath.val(), nil)
 }
 
 // toolRow is a row of ToolUsesTable: a content block the tools report

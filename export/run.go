@@ -848,13 +848,15 @@ func (r *run) derive(ctx context.Context, mode Mode) (map[string]int64, error) {
 	steps := []struct{ name, table string }{
 		{"session_order", ""},
 		{"resolve_parents", TableSessions},
+		{"derive_project_labels", TableSessions},
 		{"derive_fork_copies", TableEntries},
+		{"derive_rollups", TableUsage},
 		{"derive_counted", TableUsage},
 	}
-	if mode == ModeUsage {
-		steps = append(steps[:2], steps[3:]...) // no entries; tool_uses copies are found when reported
-	}
 	for _, s := range steps {
+		if mode == ModeUsage && s.table == TableEntries {
+			continue // no entries; tool_uses copies are found when reported
+		}
 		n, err := r.st.exec(ctx, queries.Export(s.name))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.name, err)

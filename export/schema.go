@@ -18,8 +18,13 @@ import (
 // v1 entries (a migrated v1 fork's copies count once); 4 adds content_key to
 // entries and tool_uses (fork copies by id or, for v1 entries, by content)
 // and prices child usage as its target's model; 5 adds files.archived and
-// files.compression (SPEC.md §7.2).
-const SchemaVersion = 5
+// files.compression (SPEC.md §7.2); 6 bills pi usage entries and
+// oh-my-pi model_usage entries (usage.sub_kind) and keeps the tool call id,
+// name and isError of every toolResult (entries.tool_call_id, tool_name,
+// is_error; a tool_uses row for a result without content blocks), prices
+// and groups records by message.responseModel (usage.requested_model keeps
+// message.model) and prices 1-hour cache writes (usage.cache_write_1h).
+const SchemaVersion = 6
 
 // SchemaVersionKey is the Parquet key-value metadata key (and Arrow schema
 // metadata key) holding SchemaVersion.
@@ -148,6 +153,9 @@ var EntriesTable = newTable(TableEntries, "file_id, entry_index",
 	col("provider", tString, null, "assistant message provider; model_change provider"),
 	col("model_id", tString, null, "assistant message model; model_change modelId"),
 	col("thinking_level", tString, null, "thinking_level_change thinkingLevel"),
+	col("tool_call_id", tString, null, "toolCallId of toolResult messages (kept whatever their content: [], missing or a string)"),
+	col("tool_name", tString, null, "toolName of toolResult messages"),
+	col("is_error", tBool, null, "isError of toolResult messages"),
 	col("on_active_branch", tBool, notNull, "on the path from the active leaf (last entry) to the root"),
 	col("fork_copy_of", tString, null, "session id of the oldest session holding the same entry when that is another file (SPEC.md §4)"),
 	col("copy_key", tBigint, notNull, "64-bit hash of (entry id, entry timestamp), for an entry without id of the id migration gives it; fork_copy_of compares it"),
@@ -180,15 +188,18 @@ var UsageTable = newTable(TableUsage, "file_id, entry_index",
 	col("entry_id", tString, null, "entry id; null for v1 entries"),
 	col("line_no", tInt, notNull, "1-based line of the record"),
 	col("timestamp", tTimestamp, null, "entry ISO timestamp, else message.timestamp"),
-	col("kind", tString, notNull, "assistant, tool_result, compaction, branch_summary, session_summary, child_usage"),
+	col("kind", tString, notNull, "assistant, tool_result, compaction, branch_summary, session_summary, child_usage, usage_entry, model_usage"),
+	col("sub_kind", tString, null, "usage_entry: the usage entry's own kind (e.g. cache_warm); model_usage: its purpose (e.g. title)"),
 	col("provider", tString, null, "the message's provider, else that of the nearest preceding assistant, last model_change or v1 header; null for session_summary (no model recorded)"),
 	col("api", tString, null, "assistant message api"),
-	col("model", tString, null, "the message's model, else as for provider"),
+	col("model", tString, null, "the model that served the record (message.responseModel when present, SPEC.md §7.4), else the message's model, else as for provider"),
+	col("requested_model", tString, null, "assistant messages: the model asked for (message.model); model differs from it when message.responseModel names the model that served the request (a router alias such as openrouter/auto)"),
 	col("stop_reason", tString, null, "assistant message stopReason"),
 	col("input", tBigint, notNull, "uncached input tokens"),
 	col("output", tBigint, notNull, "output tokens"),
 	col("cache_read", tBigint, notNull, "cache read tokens"),
-	col("cache_write", tBigint, notNull, "cache write tokens"),
+	col("cache_write", tBigint, notNull, "cache write tokens (5-minute and 1-hour)"),
+	col("cache_write_1h", tBigint, notNull, "the part of cache_write written to the 1-hour cache: usage.cacheWrite1h (pi) or usage.cttl.ephemeral1h (oh-my-pi); priced at the 1-hour rate (SPEC.md §7.4)"),
 	col("total_tokens", tBigint, notNull, "usage.totalTokens when valid, else the sum of the four"),
 	col("recorded_cost_input", tDouble, null, "usage.cost.input (USD)"),
 	col("recorded_cost_output", tDouble, null, "usage.cost.output (USD)"),
@@ -206,10 +217,13 @@ var UsageTable = newTable(TableUsage, "file_id, entry_index",
 	col("cost_cache_write", tDouble, null, "as cost_input"),
 	col("cost_total", tDouble, null, "as cost_input"),
 	col("cost_source", tString, notNull, "recorded, calculated or unpriced"),
-	col("counted", tBool, notNull, "false for a copy of a record counted in an older session (SPEC.md §4)"),
+	col("counted", tBool, notNull, "false for a copy of a record counted in an older session (SPEC.md §4) and for a subagent roll-up whose child session is in the export (rollup_of_session_id, §7.3)"),
 	col("duplicate_of_session_id", tString, null, "for copies: the session the record is counted in"),
 	col("copy_key_a", tBigint, null, "64-bit hash of (entry id, entry timestamp); null for a v1 record: no entry id, or the id migration derived for it"),
 	col("copy_key_b", tBigint, notNull, "64-bit hash of (kind, entry timestamp, message timestamp, input, output, cache_read, cache_write)"),
+	col("rollup_child_id", tString, null, "tool_result rows: the child session id a subagent roll-up names (details.childSessionId, sessionId or session.id)"),
+	col("rollup_child_path", tString, null, "tool_result rows: the child session file a subagent roll-up names (details.childSessionFile, sessionFile, sessionPath or session.path)"),
+	col("rollup_of_session_id", tString, null, "a subagent roll-up whose child session is in the export: that session; the row is then not counted, the child's own records are (SPEC.md §7.3)"),
 )
 
 // IngestIssuesTable: one row per issue found reading a file or a path.
@@ -237,7 +251,7 @@ var ToolUsesTable = newTable(TableToolUses, "file_id, entry_index, block_index",
 	col("block_index", tInt, notNull, "content_blocks.block_index"),
 	col("timestamp", tTimestamp, null, "the entry's timestamp (entries.timestamp)"),
 	col("is_call", tBool, notNull, "a toolCall block (content_blocks.block_type = 'toolCall')"),
-	col("is_result", tBool, notNull, "a block of a toolResult message with a tool call id (entries.role = 'toolResult')"),
+	col("is_result", tBool, notNull, "a block of a toolResult message with a tool call id (entries.role = 'toolResult'); a toolResult without content blocks ([], missing) has one row of its own, block_index -1"),
 	col("tool_call_id", tString, null, "content_blocks.tool_call_id"),
 	col("tool_name", tString, null, "content_blocks.tool_name"),
 	col("provider", tString, null, "the entry's provider (entries.provider)"),

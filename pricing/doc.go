@@ -46,7 +46,12 @@
 // All prices are USD per million tokens, finite and not negative. "input" and
 // "output" are required; "cache_read" and "cache_write" default to the input
 // price of the same rate set, which is how the source dataset bills cache
-// tokens of models without a separate cache price. A model with input and
+// tokens of models without a separate cache price. "cache_write" is the
+// 5-minute cache write; "cache_write_1h" (optional, defaults to the rate
+// set's "cache_write") the 1-hour one, which prices the part of a record's
+// cache writes that went to the 1-hour cache (Tokens.CacheWrite1h, SPEC.md
+// §7.4). The bundled table carries the dataset's 1-hour prices and, for
+// Claude models the dataset has none for, Anthropic's documented 2 × input. A model with input and
 // output 0 is free (priced at $0); a model that is not in the table is
 // unpriced, which is different (SPEC.md §4: never silently $0).
 //

@@ -26,6 +26,9 @@ const Unit = "USD per million tokens"
 // (SPEC.md §4: input, output, cache read, cache write).
 type Rates struct {
 	Input, Output, CacheRead, CacheWrite float64
+	// CacheWrite1h is the price of 1-hour cache writes (SPEC.md §7.4);
+	// CacheWrite is that of 5-minute writes.
+	CacheWrite1h float64
 }
 
 // Tier is a long-context price (SPEC.md §4): its Rates, in USD per million
@@ -51,6 +54,10 @@ type Price struct {
 // treated as 0.
 type Tokens struct {
 	Input, Output, CacheRead, CacheWrite int64
+	// CacheWrite1h is the part of CacheWrite written to the 1-hour cache
+	// (SPEC.md §7.4), priced at CacheWrite1h; the rest of CacheWrite is
+	// priced at the 5-minute rate. It is clamped to [0, CacheWrite].
+	CacheWrite1h int64
 }
 
 // Cost is a cost in USD per kind of token; Total is the sum of the four
@@ -78,12 +85,16 @@ func (p Price) RatesFor(promptTokens int64) Rates {
 // Input + CacheRead + CacheWrite. Total is the sum of the parts.
 func (p Price) Cost(u Tokens) Cost {
 	in, out, cr, cw := max(u.Input, 0), max(u.Output, 0), max(u.CacheRead, 0), max(u.CacheWrite, 0)
+	cw1h := min(max(u.CacheWrite1h, 0), cw)
 	r := p.RatesFor(in + cr + cw)
 	c := Cost{
 		Input:      float64(in) * r.Input / 1e6,
 		Output:     float64(out) * r.Output / 1e6,
 		CacheRead:  float64(cr) * r.CacheRead / 1e6,
-		CacheWrite: float64(cw) * r.CacheWrite / 1e6,
+		CacheWrite: float64(cw-cw1h) * r.CacheWrite / 1e6,
+	}
+	if cw1h > 0 {
+		c.CacheWrite += float64(cw1h) * r.CacheWrite1h / 1e6
 	}
 	c.Total = c.Input + c.Output + c.CacheRead + c.CacheWrite
 	return c
@@ -416,6 +427,8 @@ type ratesJSON struct {
 	Output     *float64 `json:"output"`
 	CacheRead  *float64 `json:"cache_read"`
 	CacheWrite *float64 `json:"cache_write"`
+	// CacheWrite1h defaults to the rate set's cache_write (SPEC.md §7.4).
+	CacheWrite1h *float64 `json:"cache_write_1h"`
 }
 
 type tierJSON struct {
@@ -648,6 +661,12 @@ func parseRates(rj ratesJSON, path string) (Rates, error) {
 	}
 	if rj.CacheWrite != nil {
 		if r.CacheWrite, err = get("cache_write", rj.CacheWrite); err != nil {
+			return r, err
+		}
+	}
+	r.CacheWrite1h = r.CacheWrite
+	if rj.CacheWrite1h != nil {
+		if r.CacheWrite1h, err = get("cache_write_1h", rj.CacheWrite1h); err != nil {
 			return r, err
 		}
 	}

@@ -117,7 +117,7 @@ func TestLookupKnownPrices(t *testing.T) {
 			if p.Provider != tc.wantProvider || p.Model != tc.wantModel {
 				t.Errorf("matched %s/%s, want %s/%s", p.Provider, p.Model, tc.wantProvider, tc.wantModel)
 			}
-			want := Rates{tc.in, tc.out, tc.cr, tc.cw}
+			want := Rates{tc.in, tc.out, tc.cr, tc.cw, p.Rates.CacheWrite1h} // TestCacheWrite1h checks the 1-hour rate
 			if p.Rates != want {
 				t.Errorf("rates %+v, want %+v", p.Rates, want)
 			}
@@ -131,9 +131,9 @@ func TestLookupTiers(t *testing.T) {
 		provider, model string
 		want            []Tier
 	}{
-		{"anthropic", "claude-sonnet-4-5", []Tier{{200000, Rates{6, 22.5, 0.6, 7.5}}}},
-		{"openrouter", "anthropic/claude-sonnet-4.5", []Tier{{200000, Rates{6, 22.5, 0.6, 7.5}}}},
-		{"google", "gemini-2.5-pro", []Tier{{200000, Rates{2.5, 15, 0.25, 2.5}}}},
+		{"anthropic", "claude-sonnet-4-5", []Tier{{200000, Rates{6, 22.5, 0.6, 7.5, 12}}}},
+		{"openrouter", "anthropic/claude-sonnet-4.5", []Tier{{200000, Rates{6, 22.5, 0.6, 7.5, 12}}}},
+		{"google", "gemini-2.5-pro", []Tier{{200000, Rates{2.5, 15, 0.25, 2.5, 2.5}}}},
 		{"openai", "gpt-5", nil},
 	} {
 		p, ok := d.Lookup(tc.provider, tc.model)
@@ -317,10 +317,10 @@ func TestParseDefaultsAndOrder(t *testing.T) {
 		t.Fatal("not found")
 	}
 	// Omitted cache prices are the same rate set's input price.
-	if p.Rates != (Rates{2, 8, 2, 2}) {
+	if p.Rates != (Rates{2, 8, 2, 2, 2}) {
 		t.Errorf("rates %+v", p.Rates)
 	}
-	want := []Tier{{10, Rates{3, 12, 0.3, 3}}, {1000, Rates{4, 16, 4, 4}}}
+	want := []Tier{{10, Rates{3, 12, 0.3, 3, 3}}, {1000, Rates{4, 16, 4, 4, 4}}}
 	if fmt.Sprint(p.Tiers) != fmt.Sprint(want) {
 		t.Errorf("tiers %v, want %v (sorted, defaults filled)", p.Tiers, want)
 	}
@@ -507,5 +507,81 @@ func BenchmarkLookupCached(b *testing.B) {
 	d := Default()
 	for b.Loop() {
 		d.Lookup("openrouter", "anthropic/claude-sonnet-4.5")
+	}
+}
+
+// TestCacheWrite1h: 1-hour cache writes are priced at their own rate, the
+// rest of the cache writes at the 5-minute rate (SPEC.md §7.4); the bundled
+// table carries both for Claude models (c27: claude-haiku-4-5 $1.25 and $2).
+func TestCacheWrite1h(t *testing.T) {
+	p, ok := Default().Lookup("anthropic", "claude-haiku-4-5")
+	if !ok {
+		t.Fatal("no price for anthropic/claude-haiku-4-5")
+	}
+	if p.CacheWrite != 1.25 || p.CacheWrite1h != 2 {
+		t.Fatalf("cache write rates %v / %v, want 1.25 / 2", p.CacheWrite, p.CacheWrite1h)
+	}
+	for _, c := range []struct {
+		tok  Tokens
+		want float64
+	}{
+		{Tokens{Input: 1000, Output: 200, CacheRead: 5000, CacheWrite: 3000, CacheWrite1h: 2000}, 0.00775}, // c27 27a00002
+		{Tokens{Input: 400, Output: 100, CacheWrite: 1000, CacheWrite1h: 1000}, 0.0029},                    // 27a00004
+		{Tokens{Input: 100, Output: 20, CacheWrite: 800}, 0.0012},                                          // 27a00006: all 5-minute
+		{Tokens{Input: 200, Output: 50, CacheRead: 1000, CacheWrite: 2000, CacheWrite1h: 1500}, 0.004175},  // 27b00002 (omp cttl)
+		{Tokens{CacheWrite: 100, CacheWrite1h: 900}, 0.0002},                                               // 1h part clamped to the writes
+		{Tokens{CacheWrite: 100, CacheWrite1h: -5}, 0.000125},                                              // negative 1h part is 0
+	} {
+		if got := p.Cost(c.tok).Total; math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("Cost(%+v) = %v, want %v", c.tok, got, c.want)
+		}
+	}
+	tb, err := Parse([]byte(`{"source":"t","retrieved":"2026-01-01","unit":"USD per million tokens",
+		"models":[{"provider":"p","model":"a","input":1,"output":2,"cache_write":3},
+		          {"provider":"p","model":"b","input":1,"output":2,"cache_write":3,"cache_write_1h":7}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := tb.Lookup("p", "a")
+	b, _ := tb.Lookup("p", "b")
+	if a.CacheWrite1h != 3 || b.CacheWrite1h != 7 {
+		t.Errorf("cache_write_1h %v (default: cache_write 3) and %v (given: 7)", a.CacheWrite1h, b.CacheWrite1h)
+	}
+	if _, err := Parse([]byte(`{"source":"t","retrieved":"2026-01-01","unit":"USD per million tokens",
+		"models":[{"provider":"p","model":"a","input":1,"output":2,"cache_write_1h":-1}]}`)); err == nil {
+		t.Error("a negative cache_write_1h was accepted")
+	}
+}
+
+// TestModelSpellings: the usual spellings of one model find its price
+// (SPEC.md §7.4 served model): dots or dashes in the version, a provider
+// prefix, case, a snapshot date, a router's upstream/model id.
+func TestModelSpellings(t *testing.T) {
+	tb := Default()
+	for _, c := range []struct{ provider, model, want string }{
+		{"anthropic", "claude-sonnet-4-5", "anthropic/claude-sonnet-4-5"},
+		{"anthropic", "claude-sonnet-4.5", "anthropic/claude-sonnet-4-5"},
+		{"anthropic", "anthropic/claude-sonnet-4-5", "anthropic/claude-sonnet-4-5"},
+		{"Anthropic", "Claude-Sonnet-4-5", "anthropic/claude-sonnet-4-5"},
+		{"anthropic", "claude-sonnet-4-5-20250929", "anthropic/claude-sonnet-4-5"},
+		{"openai", "openai/gpt-4o-mini", "openai/gpt-4o-mini"},
+		{"google", "google/gemini-2.5-pro", "google/gemini-2.5-pro"},
+	} {
+		p, ok := tb.Lookup(c.provider, c.model)
+		if !ok || p.Provider+"/"+p.Model != c.want {
+			t.Errorf("Lookup(%q, %q) = %s/%s (%v), want %s", c.provider, c.model, p.Provider, p.Model, ok, c.want)
+		}
+	}
+	for _, c := range []struct {
+		model string
+		in    float64
+	}{{"anthropic/claude-haiku-4.5", 1}, {"openai/gpt-4o-mini", 0.15}} {
+		p, ok := tb.Lookup("openrouter", c.model)
+		if !ok || p.Input != c.in {
+			t.Errorf("Lookup(openrouter, %q) = %+v (%v), want input %v", c.model, p, ok, c.in)
+		}
+	}
+	if _, ok := tb.Lookup("openrouter", "openrouter/auto"); ok {
+		t.Error("openrouter/auto (an alias, not a model) has a price")
 	}
 }

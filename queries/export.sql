@@ -92,11 +92,13 @@ ORDER BY calls DESC, c.tool_name NULLS LAST
 -- are never matched with each other by copy_key_b, so distinct entries
 -- with equal timestamps and tokens all count. A row without an entry id is
 -- a copy when any earlier row has its copy_key_b. duplicate_of_session_id
--- is the session of the earliest such row.
+-- is the session of the earliest such row. A subagent roll-up whose child
+-- session is in the database (rollup_of_session_id, derive_rollups) is not
+-- counted either: the child's own records are (SPEC.md §7.3).
 UPDATE usage SET counted = d.counted, duplicate_of_session_id = d.dup
 FROM (
   SELECT file_id, entry_index,
-         NOT (copy_a OR copy_b) AS counted,
+         NOT (copy_a OR copy_b) AND rollup_of_session_id IS NULL AS counted,
          CASE
            WHEN copy_a AND (NOT copy_b OR a_ord < b_ord OR (a_ord = b_ord AND a_idx < b_idx)) THEN a_session
            WHEN copy_b THEN b_session
@@ -105,9 +107,9 @@ FROM (
     SELECT file_id, entry_index,
            has_id AND (a_ord < ord OR (a_ord = ord AND a_idx < entry_index)) AS copy_a,
            b_ord IS NOT NULL AND (b_ord < ord OR (b_ord = ord AND b_idx < entry_index)) AS copy_b,
-           a_ord, a_idx, a_session, b_ord, b_idx, b_session
+           a_ord, a_idx, a_session, b_ord, b_idx, b_session, rollup_of_session_id
     FROM (
-      SELECT u.file_id, u.entry_index, o.ord, u.copy_key_a IS NOT NULL AS has_id,
+      SELECT u.file_id, u.entry_index, o.ord, u.copy_key_a IS NOT NULL AS has_id, u.rollup_of_session_id,
              -- the first row with the same entry id and timestamp
              first_value(o.ord) OVER a AS a_ord,
              first_value(u.entry_index) OVER a AS a_idx,
@@ -187,3 +189,62 @@ FROM (
   WHERE cost_source = '' OR $2
 ) s
 WHERE usage.file_id = s.file_id AND usage.entry_index = s.entry_index
+
+-- name: derive_project_labels
+-- sessions.project (SPEC.md §7.5): the last element of the cwd, unless
+-- another cwd among all sessions of the database has the same last
+-- element: then the shortest path-element suffix that no other cwd has
+-- (web/src, api/src); a cwd that is itself a suffix of another (/b/src
+-- beside /a/b/src) is labelled by its whole cwd. Elements are split on /
+-- and \ (Windows cwds), empty ones dropped, so cwds that differ only in
+-- separators or a trailing slash share their label. Computed over every
+-- session before any report filter, so --project does not change labels.
+UPDATE sessions SET project = l.label
+FROM (
+  WITH c AS (
+    SELECT cwd, list_filter(string_split(replace(cwd, '\', '/'), '/'), x -> x <> '') AS el
+    FROM (SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL AND cwd <> '')
+  ), s AS (
+    SELECT cwd, el, k, array_to_string(el[len(el) - k + 1:], '/') AS sfx
+    FROM (SELECT cwd, el, unnest(range(1, len(el) + 1)) AS k FROM c)
+  ), n AS (
+    SELECT k, sfx, count(DISTINCT el) AS n FROM s GROUP BY k, sfx
+  ), best AS (
+    SELECT s.cwd, arg_min(s.sfx, s.k) AS label
+    FROM s JOIN n USING (k, sfx)
+    WHERE n.n = 1
+    GROUP BY s.cwd
+  )
+  SELECT c.cwd, coalesce(best.label, c.cwd) AS label
+  FROM c LEFT JOIN best USING (cwd)
+) l
+WHERE sessions.cwd = l.cwd AND sessions.project IS DISTINCT FROM l.label
+
+-- name: derive_rollups
+-- usage.rollup_of_session_id (SPEC.md §7.3): the scanned session a
+-- subagent roll-up (a tool result's usage whose details name a child
+-- session) stands for. The child is found like a parent path (§2.1): by the
+-- named id, else the session at the named path, else a session whose file
+-- has the same name (files move between machines and stores), else the id
+-- in a <ts>_<id>.jsonl file name. NULL when the child is not in the
+-- database (the roll-up is then the only record of that spend and counts),
+-- or when it names the roll-up's own session. Run before derive_counted.
+UPDATE usage SET rollup_of_session_id = r.child
+FROM (
+  SELECT u.file_id, u.entry_index,
+         nullif(coalesce(byid.session_id, bypath.session_id, byname.session_id, byidname.session_id), u.session_id) AS child
+  FROM (
+    SELECT file_id, entry_index, session_id, rollup_child_id, rollup_child_path,
+           regexp_extract(rollup_child_path, '[^/\\]+$') AS base,
+           nullif(regexp_extract(regexp_extract(rollup_child_path, '[^/\\]+$'), '^[^_]*_(.+)\.jsonl$', 1), '') AS id_in_name
+    FROM usage
+    WHERE rollup_child_id IS NOT NULL OR rollup_child_path IS NOT NULL
+  ) u
+  LEFT JOIN (SELECT DISTINCT session_id FROM sessions) byid ON byid.session_id = u.rollup_child_id
+  LEFT JOIN (SELECT path, min(session_id) AS session_id FROM sessions GROUP BY path) bypath ON bypath.path = u.rollup_child_path
+  LEFT JOIN (SELECT regexp_extract(path, '[^/\\]+$') AS base, min(session_id) AS session_id FROM sessions GROUP BY ALL) byname
+         ON byname.base = u.base
+  LEFT JOIN (SELECT DISTINCT session_id FROM sessions) byidname ON byidname.session_id = u.id_in_name
+) r
+WHERE usage.file_id = r.file_id AND usage.entry_index = r.entry_index
+  AND usage.rollup_of_session_id IS DISTINCT FROM r.child

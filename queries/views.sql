@@ -118,23 +118,24 @@ ORDER BY records DESC, provider NULLS LAST, model NULLS LAST
 
 -- name: tool_calls
 -- Tool calls per tool name: toolCall blocks of assistant messages, joined
--- to the toolResult messages of the same file by tool call id. Entries
+-- to the toolResult messages of the same file by tool call id (a result is
+-- a result whatever its content: [], missing or a string). Entries
 -- copied from an older session (fork_copy_of) are left out, so a forked
 -- call is counted once. errors counts results with isError; output_bytes
--- sums the byte_size of the results' blocks.
+-- sums the byte_size of the results' blocks (0 for a result without any).
 WITH calls AS (
   SELECT b.file_id, b.tool_call_id, b.tool_name
   FROM content_blocks b
   JOIN entries e USING (file_id, entry_index)
   WHERE b.block_type = 'toolCall' AND e.fork_copy_of IS NULL
 ), results AS (
-  SELECT b.file_id, b.tool_call_id,
-         bool_or(b.is_error) AS is_error,
+  SELECT e.file_id, e.tool_call_id,
+         bool_or(e.is_error) AS is_error,
          sum(b.byte_size) AS output_bytes
-  FROM content_blocks b
-  JOIN entries e USING (file_id, entry_index)
-  WHERE e.role = 'toolResult' AND e.fork_copy_of IS NULL AND b.tool_call_id IS NOT NULL
-  GROUP BY b.file_id, b.tool_call_id
+  FROM entries e
+  LEFT JOIN content_blocks b USING (file_id, entry_index)
+  WHERE e.role = 'toolResult' AND e.fork_copy_of IS NULL AND e.tool_call_id IS NOT NULL
+  GROUP BY e.file_id, e.tool_call_id
 )
 SELECT c.tool_name,
        count(*) AS calls,
@@ -145,6 +146,28 @@ FROM calls c
 LEFT JOIN results r ON r.file_id = c.file_id AND r.tool_call_id = c.tool_call_id
 GROUP BY c.tool_name
 ORDER BY calls DESC, c.tool_name NULLS LAST
+
+-- name: subagent_rollups
+-- Subagent roll-ups (SPEC.md §7.3): tool results whose usage rolls up a
+-- child session's spend, with the child they name and, when the child was
+-- read (child_session_id not NULL), its own counted records and cost. A
+-- roll-up with a child read is not counted (counted false): the child's
+-- records are; without the child it counts.
+SELECT u.session_id AS parent_session_id,
+       u.entry_id,
+       u.timestamp,
+       coalesce(u.rollup_child_id, u.rollup_child_path) AS named_child,
+       u.rollup_of_session_id AS child_session_id,
+       u.counted,
+       u.input, u.output, u.cache_read, u.cache_write,
+       u.cost_total AS rollup_cost,
+       c.records AS child_records,
+       c.cost_total AS child_cost
+FROM usage u
+LEFT JOIN (SELECT session_id, count(*) AS records, sum(cost_total) AS cost_total
+           FROM counted_usage GROUP BY session_id) c ON c.session_id = u.rollup_of_session_id
+WHERE u.rollup_child_id IS NOT NULL OR u.rollup_child_path IS NOT NULL
+ORDER BY u.timestamp NULLS LAST, u.session_id, u.entry_id
 
 -- name: rejected_files
 -- Session files whose records are not in the tables (SPEC.md §1.5: not a

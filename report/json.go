@@ -133,9 +133,14 @@ type (
 		Source          *string `json:"source"`
 		Name            *string `json:"name"`
 		ParentSessionID *string `json:"parentSessionId"`
+		// Subagents and WithSubagents: the sessions this one's subagent
+		// roll-ups stand for, and its usage with theirs (SPEC.md §7.3).
+		Subagents     []string    `json:"subagents,omitempty"`
+		WithSubagents *jsonTokens `json:"withSubagents,omitempty"`
 	}
 	jsonProject struct {
 		Project  *string `json:"project"`
+		Cwd      *string `json:"cwd"` // the project's cwd (SPEC.md §7.5: one cwd per label)
 		Sessions int     `json:"sessions"`
 		jsonUsage
 	}
@@ -263,9 +268,13 @@ func (r *Report) WriteJSON(w io.Writer) error {
 				js.ProjectPath, js.Project, js.Source = optString(s.Cwd), optString(s.Project), optString(s.Source)
 				js.Name, js.ParentSessionID = optString(s.Name), optString(s.ParentSessionID)
 			}
+			if row.WithSubagents != nil {
+				w := tokensJSON(*row.WithSubagents)
+				js.Subagents, js.WithSubagents = row.Subagents, &w
+			}
 			rows = append(rows, js)
 		case Project:
-			rows = append(rows, jsonProject{key, row.Sessions, u})
+			rows = append(rows, jsonProject{key, optString(row.Cwd), row.Sessions, u})
 		case Model:
 			rows = append(rows, jsonModel{optString(row.Provider), optString(row.ModelKey.Model), u})
 		case Provider:

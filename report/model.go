@@ -105,7 +105,17 @@ type Row struct {
 	First, Last time.Time
 	// Sessions counts distinct sessions (project rows).
 	Sessions int
-	Session  *SessionInfo // session rows
+	// Subagents are the sessions a session row's subagent roll-ups stand
+	// for (SPEC.md §7.3), WithSubagents its usage with theirs (nil without
+	// subagents), and Depth how deep a child row sits under its parent.
+	Subagents     []string
+	WithSubagents *Usage
+	Depth         int
+	// Cwd is the working directory of a project row's sessions (SPEC.md
+	// §7.5: labels tell cwds apart; the first in sort order when several
+	// spellings of one directory share the label).
+	Cwd     string
+	Session *SessionInfo // session rows
 }
 
 // ToolRow is one line of the tools report.

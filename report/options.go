@@ -81,7 +81,7 @@ type Options struct {
 
 	Source  string   // "" or one of Sources or Labels
 	Labels  []string // source labels accepted beside Sources (config stores)
-	Project string   // project name or cwd, exact but for trailing slashes
+	Project string   // project label, path-element suffix or cwd (SPEC.md §7.5), / and \ alike
 	Model   string   // case-insensitive substring of model or provider/model
 
 	CostMode export.CostMode // "" is auto

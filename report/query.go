@@ -153,7 +153,7 @@ const baseCTE = `base AS (
   SELECT u.file_id, u.entry_index, u.timestamp AS ts, u.session_id, s.project, s.source, s.cwd, u.kind,
          CASE WHEN u.kind = 'session_summary' THEN NULL ELSE u.provider END AS provider,
          CASE WHEN u.kind = 'session_summary' THEN NULL ELSE u.model END AS model,
-         u.input, u.output, u.cache_read, u.cache_write, u.total_tokens,
+         u.input, u.output, u.cache_read, u.cache_write, u.cache_write_1h, u.total_tokens,
          u.recorded_cost_total AS rec,
          CASE WHEN u.kind = 'session_summary' THEN NULL ELSE u.calculated_cost_total END AS calc
   FROM usage u JOIN sessions s USING (file_id)
@@ -171,14 +171,19 @@ func filterSQL(o *Options) (string, []any) {
 		args = append(args, o.Source)
 	}
 	if o.Project != "" {
-		// A trailing slash names the same directory (as projectOf reads
-		// cwd): "/home/dev/app/", "/home/dev/app" and "app/" all select it.
-		p := strings.TrimRight(o.Project, "/")
+		// SPEC.md §7.5: a label, a suffix of whole path elements or a full
+		// cwd, / and \ alike; a trailing separator names the same
+		// directory: "/home/dev/app/", "/home/dev/app", "dev/app" and "app/"
+		// all select /home/dev/app, and "tool" does not select .../tool2.
+		p := strings.TrimRight(strings.ReplaceAll(o.Project, `\`, "/"), "/")
 		if p == "" {
-			p = o.Project
+			conds = append(conds, "(project = ? OR cwd = ?)")
+			args = append(args, o.Project, o.Project)
+		} else {
+			conds = append(conds, `(project = ? OR cwd = ? OR rtrim(replace(cwd, '\', '/'), '/') = ?
+  OR ends_with(rtrim(replace(cwd, '\', '/'), '/'), '/' || ?))`)
+			args = append(args, o.Project, o.Project, p, p)
 		}
-		conds = append(conds, "(project = ? OR cwd = ? OR rtrim(cwd, '/') = ?)")
-		args = append(args, p, o.Project, p)
 	}
 	if o.Model != "" {
 		m := strings.ToLower(o.Model)
@@ -304,7 +309,7 @@ func usageCellsGo(ctx context.Context, db *sql.DB, o *Options) ([]cell, error) {
 	where, args := filterSQL(o)
 	dim1, dim2 := dims(o.Kind)
 	q := `WITH ` + baseCTE + `
-SELECT ts, ` + dim1 + `, ` + dim2 + `, kind, provider, model, input, output, cache_read, cache_write, total_tokens, rec
+SELECT ts, ` + dim1 + `, ` + dim2 + `, kind, provider, model, input, output, cache_read, cache_write, cache_write_1h, total_tokens, rec
 FROM base WHERE ` + where + `
 ORDER BY file_id, entry_index`
 	rows, err := db.QueryContext(ctx, q, args...)
@@ -321,8 +326,9 @@ ORDER BY file_id, entry_index`
 			kind           string
 			rec            sql.NullFloat64
 			t              Tokens
+			cw1h           int64
 		)
-		if err := rows.Scan(&ts, &d1, &d2, &kind, &pv, &md, &t.Input, &t.Output, &t.CacheRead, &t.CacheWrite,
+		if err := rows.Scan(&ts, &d1, &d2, &kind, &pv, &md, &t.Input, &t.Output, &t.CacheRead, &t.CacheWrite, &cw1h,
 			&t.TotalTokens, &rec); err != nil {
 			return nil, err
 		}
@@ -338,7 +344,7 @@ ORDER BY file_id, entry_index`
 		c.dim1, c.dim2 = d1.String, d2.String
 		c.key = ModelKey{pv.String, md.String}
 		c.u.Tokens = t
-		cost, src := recordCost(o, c.first, c.key, kind, t, rec)
+		cost, src := recordCost(o, c.first, c.key, kind, t, cw1h, rec)
 		switch src {
 		case "recorded":
 			c.u.RecordedRecords = 1
@@ -370,8 +376,9 @@ func inDays(o *Options, c cell) bool {
 }
 
 // recordCost is costSQL in Go, pricing from o.Prices at the record's
-// instant (the zero time when it has none, as the export does).
-func recordCost(o *Options, at time.Time, k ModelKey, kind string, t Tokens, rec sql.NullFloat64) (float64, string) {
+// instant (the zero time when it has none, as the export does); cw1h is the
+// 1-hour part of the cache writes (SPEC.md §7.4).
+func recordCost(o *Options, at time.Time, k ModelKey, kind string, t Tokens, cw1h int64, rec sql.NullFloat64) (float64, string) {
 	calc := func() (float64, bool) {
 		if kind == "session_summary" || k.Provider == "" || k.Model == "" {
 			return 0, false
@@ -380,7 +387,8 @@ func recordCost(o *Options, at time.Time, k ModelKey, kind string, t Tokens, rec
 		if !ok {
 			return 0, false
 		}
-		return p.Cost(pricing.Tokens{Input: t.Input, Output: t.Output, CacheRead: t.CacheRead, CacheWrite: t.CacheWrite}).Total, true
+		return p.Cost(pricing.Tokens{Input: t.Input, Output: t.Output, CacheRead: t.CacheRead, CacheWrite: t.CacheWrite,
+			CacheWrite1h: cw1h}).Total, true
 	}
 	switch o.CostMode {
 	case export.CostRecorded:
@@ -458,10 +466,10 @@ results AS (
   WHERE b.block_type = 'toolCall' AND e.fork_copy_of IS NULL
 ),
 results AS (
-  SELECT b.file_id, b.tool_call_id, bool_or(b.is_error) AS is_error, sum(b.byte_size) AS output_bytes
-  FROM content_blocks b JOIN entries e USING (file_id, entry_index)
-  WHERE e.role = 'toolResult' AND e.fork_copy_of IS NULL AND b.tool_call_id IS NOT NULL
-  GROUP BY b.file_id, b.tool_call_id
+  SELECT e.file_id, e.tool_call_id, bool_or(e.is_error) AS is_error, sum(b.byte_size) AS output_bytes
+  FROM entries e LEFT JOIN content_blocks b USING (file_id, entry_index)
+  WHERE e.role = 'toolResult' AND e.fork_copy_of IS NULL AND e.tool_call_id IS NOT NULL
+  GROUP BY e.file_id, e.tool_call_id
 ),`, "entries"
 }
 

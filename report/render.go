@@ -214,7 +214,11 @@ func (r *Report) keyCells(row Row) []string {
 		if !row.Last.IsZero() {
 			last = row.Last.In(r.Location).Format("2006-01-02 15:04")
 		}
-		return []string{row.Key, orNone(s.Project), s.Source, last}
+		key := row.Key
+		if row.Depth > 0 { // a subagent, under its parent (SPEC.md §7.3)
+			key = strings.Repeat("  ", row.Depth-1) + "↳ " + key
+		}
+		return []string{key, orNone(s.Project), s.Source, last}
 	case Project:
 		return []string{orNone(row.Key), num(int64(row.Sessions))}
 	case Model:
@@ -264,6 +268,13 @@ func (r *Report) grid(breakdown bool) grid {
 	for _, row := range r.Rows {
 		g.rows = append(g.rows, append(r.keyCells(row), usageCells(row.Usage)...))
 		g.sub = append(g.sub, false)
+		if row.WithSubagents != nil {
+			// The parent's total with its subagents (its own is the row).
+			cells := make([]string, len(keys))
+			cells[0] = strings.Repeat("  ", row.Depth) + fmt.Sprintf("= with %d subagent(s)", len(row.Subagents))
+			g.rows = append(g.rows, append(cells, usageCells(*row.WithSubagents)...))
+			g.sub = append(g.sub, true)
+		}
 		if !breakdown || r.Kind == Model {
 			continue
 		}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -122,6 +123,36 @@ func answer(ctx context.Context, o *Options, r *Report) (err error) {
 		}
 	}
 	fold(r, cells, infos)
+	switch o.Kind {
+	case Project:
+		return projectCwds(ctx, db, r.Rows)
+	case Session:
+		return subagentTree(ctx, db, r)
+	}
+	return nil
+}
+
+// projectCwds sets the cwd of each project row.
+func projectCwds(ctx context.Context, db *sql.DB, rows []Row) error {
+	q, err := db.QueryContext(ctx, `SELECT project, min(cwd) FROM sessions WHERE project IS NOT NULL GROUP BY project`)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	cwd := map[string]string{}
+	for q.Next() {
+		var p, c sql.NullString
+		if err := q.Scan(&p, &c); err != nil {
+			return err
+		}
+		cwd[p.String] = c.String
+	}
+	if err := q.Err(); err != nil {
+		return err
+	}
+	for i := range rows {
+		rows[i].Cwd = cwd[rows[i].Key]
+	}
 	return nil
 }
 

@@ -40,7 +40,10 @@
 //
 // Billed records follow SPEC.md §4: every assistant message usage,
 // toolResult usage, compaction and branch_summary usage, session_summary
-// usage, and one child_usage record per child_usage_attributed entry. A
+// usage, one child_usage record per child_usage_attributed entry, and the
+// usage of pi "usage" entries (usage_entry: a cache warm) and oh-my-pi
+// "model_usage" entries (a title side call), which every session with an
+// assistant message gets once, naming that message's model. A
 // record's identity is its entry id and entry timestamp (v1 entries without
 // an id: entry timestamp, message timestamp and usage). Within the files
 // that are counted (not not_session — except BOM files, which export reads

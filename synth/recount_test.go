@@ -134,6 +134,10 @@ func TestRecountFromFiles(t *testing.T) {
 					kind, u = e.Type, e.Usage
 				case e.Type == "child_usage_attributed":
 					kind, u = "child_usage", e.ChildUsage
+				case e.Type == "usage":
+					kind, u = "usage_entry", e.Usage
+				case e.Type == "model_usage":
+					kind, u = "model_usage", e.Usage
 				}
 				if u == nil {
 					continue

@@ -16,10 +16,13 @@ const (
 	kindBranchSummary
 	kindSessionSummary
 	kindChildUsage
+	kindUsageEntry // pi "usage" entries (appendUsage: the cache warmer)
+	kindModelUsage // oh-my-pi "model_usage" entries (side calls)
 	numKinds
 )
 
-var recKindNames = [numKinds]string{"assistant", "tool_result", "compaction", "branch_summary", "session_summary", "child_usage"}
+var recKindNames = [numKinds]string{"assistant", "tool_result", "compaction", "branch_summary", "session_summary", "child_usage",
+	"usage_entry", "model_usage"}
 
 // recKey is a billed record's identity: entry id and entry timestamp, or for
 // v1 entries without an id, entry timestamp, message timestamp and usage.
@@ -990,6 +993,7 @@ func (s *sess) showcase() {
 		})
 	}
 	s.bashExecution()
+	s.usageEntries()
 	switch {
 	case s.ver.atomic():
 		s.simple("context_window_change", func(b []byte) []byte { return kvInt(b, "contextWindow", 1000000) })
@@ -1008,6 +1012,50 @@ func (s *sess) showcase() {
 	case s.ver == vPrime3:
 		s.serviceTier()
 		s.gitState()
+	}
+}
+
+// usageEntries writes a pi cache-warm "usage" entry and an oh-my-pi
+// "model_usage" side call (SPEC.md §1.4, §4), both billed, naming the model
+// of the nearest preceding assistant message, which the manifest attributes
+// them to; without one, none is written.
+func (s *sess) usageEntries() {
+	m := -1
+	for i := len(s.lines) - 1; i >= 0; i-- {
+		if s.lines[i].asst >= 0 {
+			m = int(s.lines[i].asst)
+			break
+		}
+	}
+	if m < 0 || m >= len(models) {
+		return
+	}
+	for _, kind := range []recKind{kindUsageEntry, kindModelUsage} {
+		s.adv(20, 3000)
+		typ := "usage"
+		if kind == kindModelUsage {
+			typ = "model_usage"
+		}
+		b, id := s.begin(typ, 384)
+		var u usage
+		if kind == kindUsageEntry {
+			b = kvStr(b, "kind", "cache_warm")
+			u = priced(m, 2, 0, min(s.cached, 190000), 0)
+		} else {
+			b = kvStr(b, "purpose", "title")
+			b = kvStr(b, "role", "smol")
+			b = kvStr(b, "api", models[m].api)
+			u = priced(m, s.r.between(200, 3000), s.r.between(5, 40), 0, 0)
+		}
+		u.style = s.fullStyle()
+		b = kvStr(b, "provider", models[m].provider)
+		b = kvStr(b, "model", models[m].id)
+		b = appendUsage(key(b, "usage"), u)
+		if kind == kindModelUsage {
+			b = kvStr(b, "stopReason", "stop")
+		}
+		b = append(b, '}')
+		s.commit(b, id, 0, s.bill(kind, u, id, s.t), -1)
 	}
 }
 

@@ -112,7 +112,7 @@ var KnownEntryTypes = map[string]bool{
 	"service_tier_change": true, "compaction": true, "context_compaction": true, "context_edit": true,
 	"branch_summary": true, "custom": true, "custom_message": true, "label": true, "session_info": true,
 	"session_summary": true, "child_usage_attributed": true, "session_state": true, "agent_status": true,
-	"git_state": true,
+	"git_state": true, "usage": true, "model_usage": true,
 }
 
 type entry struct {

@@ -21,7 +21,9 @@ const dataset = `[
   {"id": "claude-opus-4-6", "match": {"starts_with": "claude-opus-4-6"},
    "prices": [{"prices": {"input_mtok": {"base": 5, "tiers": [{"start": 200000, "price": 10}]}, "output_mtok": 25}},
               {"constraint": {"start_date": "2026-03-13", "type": "start_date"}, "prices": {"input_mtok": 5, "output_mtok": 25}}]},
-  {"id": "claude-embed", "match": {"equals": "claude-embed"}, "prices": {"input_mtok": 0.1}}
+  {"id": "claude-embed", "match": {"equals": "claude-embed"}, "prices": {"input_mtok": 0.1}},
+  {"id": "claude-haiku-4-5", "match": {"starts_with": "claude-haiku-4-5"},
+   "prices": {"input_mtok": 1, "output_mtok": 5, "cache_read_mtok": 0.1, "cache_write_mtok": 1.25}}
  ]},
  {"id": "deepseek", "models": [
   {"id": "deepseek-chat", "match": {"starts_with": "deepseek-chat"},
@@ -56,8 +58,13 @@ func TestConvert(t *testing.T) {
 	if tab.Source != "test-source" || tab.License != "MIT" || tab.Retrieved != "2026-11-29" {
 		t.Errorf("metadata %q %q %q", tab.Source, tab.License, tab.Retrieved)
 	}
-	if n := len(tab.Prices()); n != 5 {
-		t.Errorf("%d models, want 5", n)
+	if n := len(tab.Prices()); n != 6 {
+		t.Errorf("%d models, want 6", n)
+	}
+	// A Claude model without a 1-hour cache-write price gets Anthropic's
+	// 2 × input (SPEC.md §7.4); the dataset's own is kept (sonnet: 6).
+	if h, _ := tab.Lookup("anthropic", "claude-haiku-4-5"); h.CacheWrite != 1.25 || h.CacheWrite1h != 2 {
+		t.Errorf("claude-haiku-4-5 cache writes %v / %v, want 1.25 / 2 (derived)", h.CacheWrite, h.CacheWrite1h)
 	}
 
 	// Per-key tiers merge into whole rate sets, one per threshold; the flat
@@ -66,12 +73,12 @@ func TestConvert(t *testing.T) {
 	if !ok {
 		t.Fatal("claude-sonnet-4-5 not priced")
 	}
-	if want := (pricing.Rates{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}); p.Rates != want {
+	if want := (pricing.Rates{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75, CacheWrite1h: 6}); p.Rates != want {
 		t.Errorf("base %+v, want %+v", p.Rates, want)
 	}
 	wantTiers := []pricing.Tier{
-		{AboveInputTokens: 200000, Rates: pricing.Rates{Input: 6, Output: 22.5, CacheRead: 0.3, CacheWrite: 7.5}},
-		{AboveInputTokens: 500000, Rates: pricing.Rates{Input: 6, Output: 30, CacheRead: 0.3, CacheWrite: 7.5}},
+		{AboveInputTokens: 200000, Rates: pricing.Rates{Input: 6, Output: 22.5, CacheRead: 0.3, CacheWrite: 7.5, CacheWrite1h: 6}},
+		{AboveInputTokens: 500000, Rates: pricing.Rates{Input: 6, Output: 30, CacheRead: 0.3, CacheWrite: 7.5, CacheWrite1h: 6}},
 	}
 	if fmt.Sprint(p.Tiers) != fmt.Sprint(wantTiers) {
 		t.Errorf("tiers %v, want %v", p.Tiers, wantTiers)

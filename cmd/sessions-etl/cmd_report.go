@@ -63,7 +63,7 @@ tool call id in the same file. Calls copied into forks are counted once.
 func newReportCmd(ios *IO, g *globalOptions) *cobra.Command {
 	opts := &reportOptions{globalOptions: g}
 	cmd := &cobra.Command{
-		Use:   "report daily|weekly|monthly|session|project|model|provider|tools [PATH...]",
+		Use:   "report daily|weekly|monthly|session|project|model|provider|tools|blocks [PATH...]",
 		Short: "Usage and cost reports: forks counted once, every billed kind, real prices",
 		Long: `report answers "what did my agents cost, per day, week, month, session, project,
 model, provider" and "which tools did they call" (SPEC.md §4, §5).
@@ -154,6 +154,9 @@ errors.`,
 				return runReport(cmd, ios, opts, ro, args)
 			},
 		})
+	}
+	for _, mk := range reportSubcommands {
+		cmd.AddCommand(mk(ios, opts))
 	}
 	return cmd
 }

@@ -34,6 +34,7 @@ type reportOptions struct {
 	MD        bool
 	Cost      string
 	Pricing   string
+	budget    budgetFlags // --budget-daily, … (cmd_budget.go)
 }
 
 var reportShort = map[report.Kind]string{
@@ -139,6 +140,7 @@ errors.`,
 	f.BoolVar(&opts.MD, "md", false, "Markdown table output")
 	f.StringVar(&opts.Cost, "cost", "auto", "auto, recorded or calculate")
 	f.StringVar(&opts.Pricing, "pricing", "", "price table file replacing the bundled one (format: package pricing)")
+	addBudgetFlags(f, &opts.budget, "budget-")
 	for _, k := range report.Kinds {
 		kind := k
 		cmd.AddCommand(&cobra.Command{
@@ -238,6 +240,7 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 	if err != nil {
 		return err
 	}
+	r.Budget = opts.budget.Budgets.LimitFor(ro.Kind, ro.Project)
 	out := bufio.NewWriterSize(ios.Out, 64<<10)
 	switch {
 	case opts.JSON:

@@ -17,6 +17,10 @@ import (
 // Project and Model filters applied; Since and Until then select blocks by
 // the day their start falls on in Location.
 
+// ErrBusy is returned when the database stays locked by another run
+// longer than the caller wanted to wait.
+var ErrBusy = errors.New("busy: another run is updating the database")
+
 // BlockDuration is the length of a billing block.
 const BlockDuration = 5 * time.Hour
 
@@ -124,8 +128,8 @@ func RunBlocks(ctx context.Context, opts Options, bo BlockOptions) (*BlocksRepor
 	if br.Now.IsZero() {
 		br.Now = time.Now()
 	}
-	err := withDB(ctx, &o, &br.Report, func(db *sql.DB, m dbMeta) error {
-		cells, none, err := blockCells(ctx, db, &o, m)
+	err := withDB(ctx, &o, &br.Report, 0, func(db *sql.DB, m dbMeta) error {
+		cells, none, err := blockCellsFrom(ctx, db, &o, m, time.Time{})
 		if err != nil {
 			return err
 		}
@@ -150,13 +154,24 @@ func RunBlocks(ctx context.Context, opts Options, bo BlockOptions) (*BlocksRepor
 
 // withDB runs the common part of a report: check the options, lock the
 // database, refresh it (unless NoRefresh), open it and read its export
-// state, then fn. r gets the question and the ingest summary.
-func withDB(ctx context.Context, o *Options, r *Report, fn func(db *sql.DB, m dbMeta) error) error {
+// state, then fn. r gets the question and the ingest summary. lockWait
+// bounds the wait for the database's lock (0: as long as ctx allows);
+// past it the error is ErrBusy.
+func withDB(ctx context.Context, o *Options, r *Report, lockWait time.Duration, fn func(db *sql.DB, m dbMeta) error) error {
 	if err := o.check(); err != nil {
 		return err
 	}
-	unlock, err := lockDB(ctx, o.DBPath, o.NoRefresh)
+	lockCtx := ctx
+	if lockWait > 0 {
+		var cancel context.CancelFunc
+		lockCtx, cancel = context.WithTimeout(ctx, lockWait)
+		defer cancel()
+	}
+	unlock, err := lockDB(lockCtx, o.DBPath, o.NoRefresh)
 	if err != nil {
+		if lockCtx.Err() != nil && ctx.Err() == nil {
+			return ErrBusy
+		}
 		return err
 	}
 	defer unlock()
@@ -196,9 +211,10 @@ func withDB(ctx context.Context, o *Options, r *Report, fn func(db *sql.DB, m db
 	return err
 }
 
-// blockCells reads the counted usage per UTC hour and provider/model, and
-// the usage of records without a timestamp (none).
-func blockCells(ctx context.Context, db *sql.DB, o *Options, m dbMeta) (cells []hourCell, none Usage, err error) {
+// blockCellsFrom reads the counted usage per UTC hour and provider/model
+// of the records at or after from (zero: all), and the usage of records
+// without a timestamp (none; only when from is zero).
+func blockCellsFrom(ctx context.Context, db *sql.DB, o *Options, m dbMeta, from time.Time) (cells []hourCell, none Usage, err error) {
 	if m.pricing != o.PricingID {
 		// Priced in Go with a table the database was not built with:
 		// one cell per record, as the other reports do.
@@ -210,7 +226,12 @@ func blockCells(ctx context.Context, db *sql.DB, o *Options, m dbMeta) (cells []
 		}
 		for _, c := range cs {
 			if c.first.IsZero() {
-				none.add(c.u)
+				if from.IsZero() {
+					none.add(c.u)
+				}
+				continue
+			}
+			if c.first.Before(from) {
 				continue
 			}
 			cells = append(cells, hourCell{hour: c.first.Truncate(time.Hour), key: c.key, first: c.first, last: c.last, u: c.u})
@@ -218,6 +239,12 @@ func blockCells(ctx context.Context, db *sql.DB, o *Options, m dbMeta) (cells []
 		return cells, none, nil
 	}
 	where, args := filterSQL(o)
+	if !from.IsZero() {
+		// epoch_ms: the instant, whether ts is a TIMESTAMP in UTC or a
+		// TIMESTAMPTZ (no session time zone involved).
+		where += " AND epoch_ms(ts) >= ?"
+		args = append(args, from.UnixMilli())
+	}
 	cost, src := costSQL(o.CostMode)
 	q := `WITH ` + baseCTE + `,
 c AS (SELECT *, ` + cost + ` AS cost, ` + src + ` AS src FROM base WHERE ` + where + `)

@@ -115,6 +115,7 @@ blocks by the day their start falls on in --tz; --source, --project and
 	f.BoolVar(&bo.Recent, "recent", false, "only the blocks of the last 3 days (and the active one)")
 	f.StringVar(&bo.TokenLimit, "token-limit", "", "tokens per block to compare against: a number, or max (the largest past block)")
 	f.BoolVar(&bo.NoGaps, "no-gaps", false, "leave out the gap rows")
+	completeValues(cmd)
 	return cmd
 }
 

@@ -84,7 +84,9 @@ func newBudgetCmd(ios *IO, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "budget",
 		Short: "Spend budgets per day, week and month: check the current periods (exit 3 when over)",
-		Args:  cobra.NoArgs,
+		Example: `  sessions-etl budget check --daily 20 --monthly 300
+  sessions-etl budget check --project-budget web:daily=5,monthly=80 --json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return usagef("budget needs a subcommand: check")
 		},
@@ -161,6 +163,7 @@ status (SPEC.md §7.6).
 	f.BoolVar(&g.JSON, "json", false, "one JSON document on stdout")
 	addReaderFlags(f, &opts.reportOptions)
 	addBudgetFlags(f, &opts.budget, "")
+	completeValues(cmd)
 	return cmd
 }
 
@@ -176,4 +179,29 @@ func addReaderFlags(f *pflag.FlagSet, opts *reportOptions) {
 	f.StringVar(&opts.Model, "model", "", "only models whose id or provider/id contains this (case-insensitive)")
 	f.StringVar(&opts.Cost, "cost", "auto", "auto, recorded or calculate")
 	f.StringVar(&opts.Pricing, "pricing", "", "price table file replacing the bundled one (format: package pricing)")
+}
+
+// completeValues registers shell completions for the values of flags
+// that take one of a fixed set (those of the flags cmd has).
+func completeValues(cmd *cobra.Command) {
+	fixed := map[string][]string{
+		"cost":        {"auto", "recorded", "calculate"},
+		"source":      report.Sources,
+		"token-limit": {"max"},
+		"tz":          {"UTC", "Local", "America/New_York", "America/Los_Angeles", "Europe/London", "Europe/Paris", "Asia/Tokyo", "Asia/Kolkata"},
+	}
+	for name, vals := range fixed {
+		if cmd.Flags().Lookup(name) == nil && cmd.InheritedFlags().Lookup(name) == nil {
+			continue
+		}
+		vals := vals
+		_ = cmd.RegisterFlagCompletionFunc(name, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return vals, cobra.ShellCompDirectiveNoFileComp
+		})
+	}
+	for _, name := range []string{"db", "pricing", "out"} {
+		if cmd.Flags().Lookup(name) != nil {
+			_ = cmd.MarkFlagFilename(name)
+		}
+	}
 }

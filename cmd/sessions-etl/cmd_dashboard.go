@@ -76,6 +76,7 @@ first, as 'report' does); --since/--until (days in --tz), --tz, --source,
 	f.StringVar(&opts.Since, "since", "", "first day, inclusive, in --tz (YYYY-MM-DD or YYYYMMDD)")
 	f.StringVar(&opts.Until, "until", "", "last day, inclusive, in --tz (YYYY-MM-DD or YYYYMMDD)")
 	addReaderFlags(f, &opts.reportOptions)
+	completeValues(cmd)
 	return cmd
 }
 

@@ -83,6 +83,7 @@ prints more than one line: on any error it prints a short marker
 	f.StringVar(&opts.Transcript, "transcript", "", "the current session's file (instead of the hook's transcript_path)")
 	f.BoolVar(&opts.NoStdin, "no-stdin", false, "do not read the hook's JSON from stdin")
 	f.DurationVar(&opts.Timeout, "lock-wait", 2*time.Second, "give up (and print the marker) when another run holds the database longer than this")
+	completeValues(cmd)
 	return cmd
 }
 

@@ -40,9 +40,9 @@ type Options struct {
 // Data are the reports a dashboard shows, all over one refresh of the
 // database.
 type Data struct {
-	Opts                                                 Options
+	Opts                                                Options
 	Daily, Projects, Models, Providers, Sessions, Tools *report.Report
-	Blocks                                               *report.BlocksReport
+	Blocks                                              *report.BlocksReport
 }
 
 // Build refreshes the database once (unless Report.NoRefresh) and runs

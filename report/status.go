@@ -45,13 +45,19 @@ func RunStatus(ctx context.Context, opts Options, q StatusQuery, now time.Time) 
 		y, mo, d := now.In(o.Location).Date()
 		today := time.Date(y, mo, d, 0, 0, 0, 0, time.UTC)
 		st.Day = today.Format(time.DateOnly)
-		oo := o
-		oo.Since, oo.Until = today, today
 		var cells []cell
 		var err error
 		if m.pricing == o.PricingID {
-			cells, err = usageCellsSQL(ctx, db, &oo)
+			// Today's instants in UTC: a range on the column, without
+			// taking every record's local day.
+			from := time.Date(y, mo, d, 0, 0, 0, 0, o.Location)
+			to := time.Date(y, mo, d+1, 0, 0, 0, 0, o.Location)
+			where, args := filterSQL(&o)
+			cells, err = sumCellsSQL(ctx, &o, db, where+" AND epoch_ms(ts) >= ? AND epoch_ms(ts) < ?",
+				append(args, from.UnixMilli(), to.UnixMilli())...)
 		} else {
+			oo := o
+			oo.Since, oo.Until = today, today
 			cells, err = usageCellsGo(ctx, db, &oo)
 		}
 		if err != nil {
@@ -163,7 +169,10 @@ func sessionUsage(ctx context.Context, db *sql.DB, o *Options, m dbMeta, q Statu
 	var cells []cell
 	var err error
 	if m.pricing == o.PricingID {
-		cells, err = sessionCellsSQL(ctx, db, &oo, id)
+		cells, err = sumCellsSQL(ctx, o, db, "session_id = ?", id)
+		if len(cells) == 1 {
+			cells[0].dim1 = id
+		}
 	} else {
 		cells, err = usageCellsGo(ctx, db, &oo)
 	}
@@ -179,11 +188,12 @@ func sessionUsage(ctx context.Context, db *sql.DB, o *Options, m dbMeta, q Statu
 	return id, u, nil
 }
 
-// sessionCellsSQL sums one session's counted usage in DuckDB.
-func sessionCellsSQL(ctx context.Context, db *sql.DB, o *Options, id string) ([]cell, error) {
+// sumCellsSQL sums in DuckDB the counted usage of the records that match
+// where (a condition over base's columns) into one cell.
+func sumCellsSQL(ctx context.Context, o *Options, db *sql.DB, where string, args ...any) ([]cell, error) {
 	cost, src := costSQL(o.CostMode)
 	q := `WITH ` + baseCTE + `,
-c AS (SELECT *, ` + cost + ` AS cost, ` + src + ` AS src FROM base WHERE session_id = ?)
+c AS (SELECT *, ` + cost + ` AS cost, ` + src + ` AS src FROM base WHERE ` + where + `)
 SELECT count(*), CAST(coalesce(sum(input), 0) AS BIGINT), CAST(coalesce(sum(output), 0) AS BIGINT),
        CAST(coalesce(sum(cache_read), 0) AS BIGINT), CAST(coalesce(sum(cache_write), 0) AS BIGINT),
        CAST(coalesce(sum(total_tokens), 0) AS BIGINT), CAST(sum(CAST(cost AS DECIMAL(38,15))) AS VARCHAR),
@@ -191,9 +201,9 @@ SELECT count(*), CAST(coalesce(sum(input), 0) AS BIGINT), CAST(coalesce(sum(outp
        count(*) FILTER (WHERE src IS NULL),
        CAST(coalesce(sum(total_tokens) FILTER (WHERE src IS NULL), 0) AS BIGINT)
 FROM c`
-	c := cell{dim1: id}
+	var c cell
 	var costSum sql.NullString
-	err := db.QueryRowContext(ctx, q, id).Scan(&c.u.Records, &c.u.Input, &c.u.Output, &c.u.CacheRead, &c.u.CacheWrite,
+	err := db.QueryRowContext(ctx, q, args...).Scan(&c.u.Records, &c.u.Input, &c.u.Output, &c.u.CacheRead, &c.u.CacheWrite,
 		&c.u.TotalTokens, &costSum, &c.u.RecordedRecords, &c.u.CalculatedRecords, &c.u.Unpriced.Records, &c.u.Unpriced.TotalTokens)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,5 +82,73 @@ func TestOneLine(t *testing.T) {
 	got := OneLine("a\nb\r\tc" + strings.Repeat("x", 300))
 	if strings.ContainsAny(got, "\n\r\t") || len([]rune(got)) != 200 {
 		t.Errorf("OneLine: %q", got)
+	}
+}
+
+// TestRunStatusCached: a second status line over unchanged files answers
+// from the cache without the database (removed here to prove it), with
+// time left and burn rate computed again for the new now; a changed file
+// or another day recomputes.
+func TestRunStatusCached(t *testing.T) {
+	dir := t.TempDir()
+	p := sessionFile(t, dir, "55555555-0000-4000-8000-000000000001", "2025-06-05T09:00:00.000Z", []brec{
+		{at: "2025-06-05T09:10:00.000Z", input: 1000, output: 200, cost: 1},
+	})
+	roots, err := ingest.PathRoots([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "c.duckdb")
+	o := Options{Roots: roots, DBPath: db, Managed: true, Workers: 2, Location: time.UTC}
+	now := utc("2025-06-05T10:00:00Z")
+	first, err := RunStatusCached(context.Background(), o, StatusQuery{File: p}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(db, db+".away"); err != nil {
+		t.Fatal(err)
+	}
+	later := now.Add(30 * time.Minute)
+	cached, err := RunStatusCached(context.Background(), o, StatusQuery{File: p}, later)
+	if err != nil {
+		t.Fatalf("cached answer needed the database: %v", err)
+	}
+	if err := os.Rename(db+".away", db); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := RunStatus(context.Background(), Options{Roots: roots, DBPath: db, Managed: true, Workers: 2, Location: time.UTC},
+		StatusQuery{File: p}, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cached.Line(-1) != fresh.Line(-1) || cached.Line(-1) == first.Line(-1) {
+		t.Errorf("cached %q, fresh %q, first %q", cached.Line(-1), fresh.Line(-1), first.Line(-1))
+	}
+	// The file grows: recomputed.
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(`{"type":"message","id":"m0000002","parentId":"m0000001","timestamp":"2025-06-05T10:20:00.000Z","message":{"role":"assistant","content":[],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"total":2}},"timestamp":1749118800000}}` + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	grown, err := RunStatusCached(context.Background(), o, StatusQuery{File: p}, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grown.Today.Records != 2 || grown.Today.Cost != 3 || grown.Session == nil || grown.Session.Cost != 3 {
+		t.Errorf("after an append: today %+v", grown.Today)
+	}
+	// Past the block's end: no active block, from the cache.
+	over, err := RunStatusCached(context.Background(), o, StatusQuery{File: p}, utc("2025-06-05T14:30:00Z"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if over.Block != nil || !strings.Contains(over.Line(-1), "no active block") {
+		t.Errorf("after the block: %q", over.Line(-1))
 	}
 }

@@ -122,7 +122,7 @@ func statusLine(ctx context.Context, ios *IO, opts *statuslineOptions, args []st
 	if err != nil {
 		return statusMarker(err)
 	}
-	st, err := report.RunStatus(ctx, ro, q, ios.Now())
+	st, err := report.RunStatusCached(ctx, ro, q, ios.Now())
 	if err != nil {
 		return statusMarker(err)
 	}

@@ -290,6 +290,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 			TotalTokens: u.TotalTokens})
 	}
 	out["unpriced"] = un
+	if bj := r.budgetJSON(); bj != nil {
+		out["budget"] = bj
+	}
 	return encodeJSON(w, out)
 }
 

@@ -182,6 +182,10 @@ type Report struct {
 	ToolRows   []ToolRow
 	ToolTotals ToolRow
 
+	// Budget is the USD limit of one period of a daily, weekly or monthly
+	// report (0: none), set by the caller; see budget.go.
+	Budget float64
+
 	// Ingest is the export run that refreshed the database (nil with
 	// NoRefresh).
 	Ingest *export.Summary

@@ -46,6 +46,7 @@ func (r *Report) WriteText(w io.Writer, f Format, breakdown bool) error {
 		return r.writeCSV(w, breakdown)
 	}
 	g := r.grid(breakdown)
+	r.addBudgetColumn(&g)
 	var b strings.Builder
 	b.WriteString(r.title(f))
 	b.WriteString("\n\n")
@@ -64,6 +65,7 @@ func (r *Report) WriteText(w io.Writer, f Format, breakdown bool) error {
 	} else {
 		g.table(&b)
 	}
+	b.WriteString(r.overBudgetNote())
 	b.WriteString(r.notes(f))
 	_, err := io.WriteString(w, b.String())
 	return err

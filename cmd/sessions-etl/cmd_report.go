@@ -36,6 +36,7 @@ type reportOptions struct {
 	MD        bool
 	Cost      string
 	Pricing   string
+	budget    budgetFlags // --budget-daily, … (cmd_budget.go)
 }
 
 var reportShort = map[report.Kind]string{
@@ -65,7 +66,7 @@ tool call id in the same file. Calls copied into forks are counted once.
 func newReportCmd(ios *IO, g *globalOptions) *cobra.Command {
 	opts := &reportOptions{globalOptions: g}
 	cmd := &cobra.Command{
-		Use:   "report daily|weekly|monthly|session|project|model|provider|tools [PATH...]",
+		Use:   "report daily|weekly|monthly|session|project|model|provider|tools|blocks [PATH...]",
 		Short: "Usage and cost reports: forks counted once, every billed kind, real prices",
 		Long: `report answers "what did my agents cost, per day, week, month, session, project,
 model, provider" and "which tools did they call" (SPEC.md §4, §5).
@@ -142,6 +143,7 @@ errors.`,
 	f.BoolVar(&opts.MD, "md", false, "Markdown table output")
 	f.StringVar(&opts.Cost, "cost", "auto", "auto, recorded or calculate")
 	f.StringVar(&opts.Pricing, "pricing", "", "price table file replacing the bundled one (format: package pricing)")
+	addBudgetFlags(f, &opts.budget, "budget-")
 	for _, k := range report.Kinds {
 		kind := k
 		cmd.AddCommand(&cobra.Command{
@@ -158,6 +160,9 @@ errors.`,
 				return runReport(cmd, ios, opts, ro, args)
 			},
 		})
+	}
+	for _, mk := range reportSubcommands {
+		cmd.AddCommand(mk(ios, opts))
 	}
 	return cmd
 }
@@ -238,6 +243,7 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 	if err != nil {
 		return err
 	}
+	r.Budget = opts.budget.Budgets.LimitFor(ro.Kind, ro.Project)
 	out := bufio.NewWriterSize(ios.Out, 64<<10)
 	switch {
 	case opts.JSON:

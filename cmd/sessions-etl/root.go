@@ -138,6 +138,8 @@ func runWith(ctx context.Context, ios *IO, args []string) int {
 		return ExitInterrupted
 	case errors.Is(err, errFailed):
 		return ExitFailed
+	case errors.Is(err, errOverBudget):
+		return ExitOverBudget
 	}
 	var ue usageError
 	if errors.As(err, &ue) || !started {

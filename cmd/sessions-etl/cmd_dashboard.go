@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessions-etl/sessions-etl/dashboard"
+	"github.com/sessions-etl/sessions-etl/report"
+)
+
+func init() { registerCommand(newDashboardCmd) }
+
+type dashboardOptions struct {
+	reportOptions
+	Out string
+	Top int
+}
+
+func newDashboardCmd(ios *IO, g *globalOptions) *cobra.Command {
+	opts := &dashboardOptions{reportOptions: reportOptions{globalOptions: g}}
+	cmd := &cobra.Command{
+		Use:   "dashboard [PATH...] --out FILE.html",
+		Short: "One self-contained HTML page of charts: daily cost by model, projects, models, blocks, sessions, tools",
+		Long: `dashboard writes one HTML file to look at rather than read: daily cost stacked
+by model, cost by project, by model and by provider, the 5-hour billing blocks,
+the top sessions, tool calls and error rates, the unpriced usage called out,
+the period and time zone, and the same totals as 'report' (the same counted
+usage: forks, copies and roll-ups once; unpriced usage never $0).
+
+The file is self-contained: the charts are SVG drawn by gonum/plot and inlined,
+with the styles; it loads nothing from the network (no script, font,
+stylesheet or image), works with JavaScript off and prints. Open it with any
+browser: xdg-open FILE.html (Linux), open FILE.html (macOS).
+
+It reads the report's database (refreshed from the PATHs or the default roots
+first, as 'report' does); --since/--until (days in --tz), --tz, --source,
+--project, --model, --cost and --pricing apply to every chart.`,
+		Example: `  sessions-etl dashboard --out usage.html && xdg-open usage.html
+  sessions-etl dashboard ~/.pi/agent/sessions --since 2026-11-01 --tz Europe/Paris --out november.html
+  sessions-etl dashboard --project web --out web.html`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Out == "" {
+				return usagef("dashboard needs --out FILE.html")
+			}
+			if opts.Top < 1 {
+				return usagef("--top must be at least 1")
+			}
+			ro, err := reportRunOptions(ios, &opts.reportOptions, report.Daily, args)
+			if err != nil {
+				return err
+			}
+			pr := &phaseProgress{ios: ios, g: opts.globalOptions}
+			ro.Progress = pr
+			d, err := dashboard.Build(cmd.Context(), dashboard.Options{Report: ro, Now: ios.Now(), Top: opts.Top})
+			pr.done()
+			if err != nil {
+				return err
+			}
+			if err := writeDashboard(opts.Out, d); err != nil {
+				return err
+			}
+			if !opts.Quiet {
+				fmt.Fprintf(ios.ErrOut, "Wrote %s (total %s). Open it in a browser.\n", opts.Out, report.CostText(d.Daily.Totals))
+			}
+			readerNotes(ios, &opts.reportOptions, ro, args, d.Daily.Ingest)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.Out, "out", "o", "", "the HTML file to write (replaced if it exists)")
+	f.IntVar(&opts.Top, "top", 15, "rows of the project, model, session and tool charts")
+	f.StringVar(&opts.Since, "since", "", "first day, inclusive, in --tz (YYYY-MM-DD or YYYYMMDD)")
+	f.StringVar(&opts.Until, "until", "", "last day, inclusive, in --tz (YYYY-MM-DD or YYYYMMDD)")
+	addReaderFlags(f, &opts.reportOptions)
+	completeValues(cmd)
+	return cmd
+}
+
+// writeDashboard writes the page to a temporary file beside out and
+// renames it over out, so that a failed run never leaves half a page.
+func writeDashboard(out string, d *dashboard.Data) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(out), ".sessions-etl-dashboard-*.tmp")
+	if err != nil {
+		return fmt.Errorf("dashboard %s: %w", out, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	w := bufio.NewWriterSize(tmp, 256<<10)
+	if err = dashboard.Write(w, d); err == nil {
+		err = w.Flush()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), out)
+	}
+	if err != nil {
+		return fmt.Errorf("dashboard %s: %w", out, err)
+	}
+	return nil
+}

@@ -169,6 +169,10 @@ type Report struct {
 	ToolRows   []ToolRow
 	ToolTotals ToolRow
 
+	// Files are the files left out or used only in part (every report
+	// kind; not narrowed by the filters).
+	Files Files
+
 	// Ingest is the export run that refreshed the database (nil with
 	// NoRefresh).
 	Ingest *export.Summary

@@ -64,6 +64,9 @@ func answer(ctx context.Context, o *Options, r *Report) (err error) {
 	if !ok {
 		return ErrNoExport
 	}
+	if r.Files, err = problemFiles(ctx, db); err != nil {
+		return err
+	}
 	if o.Kind == Tools {
 		rows, err := toolCells(ctx, db, o, m.mode)
 		if err != nil {

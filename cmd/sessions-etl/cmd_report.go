@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -34,6 +33,7 @@ type reportOptions struct {
 	MD        bool
 	Cost      string
 	Pricing   string
+	Strict    bool
 }
 
 var reportShort = map[report.Kind]string{
@@ -98,7 +98,8 @@ for non-zero tokens, else the price table; recorded and calculate use only
 one. --pricing FILE replaces the bundled price table. Usage with no cost is
 "unpriced": its tokens count, it is listed by model under every report, it
 is never shown as $0, and totals that include it say so ("+ unpriced"; in
-JSON "costIncomplete": true, and totalCost null when nothing is priced).
+JSON "costIncomplete": true; totalCost is always a number, the cost of
+the priced records).
 
 Filters: --source pi|atomic|prime|custom; --project NAME (the project name or
 the full cwd, exact); --model TEXT (case-insensitive substring of the model
@@ -113,10 +114,18 @@ totalTokens, totalCost, modelsUsed, modelBreakdowns, and totals) plus our
 fields ("report", "unpriced", record counts). --breakdown adds a line per
 model under each row.
 
-Exit status: 0 on success, 1 when some files could not be read (not a
-session, unknown version, an unreadable file or directory; stderr names them
-and the report still covers the others) or the report failed, 2 on usage
-errors.`,
+Damaged files: a report is a reader. It uses every complete record of a
+damaged file (torn, corrupt) and leaves out the files it cannot use (not a
+session, an unknown version, unreadable); stderr then gets one line per kind
+of problem, under --quiet and --json too, e.g.
+  2 files not used (1 future_version, 1 not_session) — see: sessions-etl validate
+  3 damaged files used in part (1 torn, 2 corrupt) — see: sessions-etl validate
+and --json lists them under "files": "rejected" and "salvaged" (path,
+status, error codes, lines).
+
+Exit status: 0 when the report was printed, whatever the state of the
+files (1 with --strict when some files were not used or used only in part);
+1 when the report failed; 2 on usage errors.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return usagef("report needs a kind: daily, weekly, monthly, session, project, model, provider or tools")
@@ -138,6 +147,7 @@ errors.`,
 	f.BoolVar(&opts.CSV, "csv", false, "CSV output")
 	f.BoolVar(&opts.MD, "md", false, "Markdown table output")
 	f.StringVar(&opts.Cost, "cost", "auto", "auto, recorded or calculate")
+	f.BoolVar(&opts.Strict, "strict", false, "exit 1 when some files were not used or used only in part")
 	f.StringVar(&opts.Pricing, "pricing", "", "price table file replacing the bundled one (format: package pricing)")
 	for _, k := range report.Kinds {
 		kind := k
@@ -252,6 +262,12 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 	if err != nil {
 		return err
 	}
+	// SPEC.md §7.6: a report is a reader. It exits 0 once it printed its
+	// answer and says on stderr, one line per kind of problem and under
+	// --quiet and --json too, what it left out or used in part.
+	for _, line := range r.Files.Summary() {
+		fmt.Fprintln(ios.ErrOut, line)
+	}
 	sum := r.Ingest
 	if sum != nil && ios.ErrIsTerminal && !opts.JSON && !opts.Quiet && sum.Read > 0 {
 		fmt.Fprintf(ios.ErrOut, "Read %d of %d files (%s) into %s in %.1fs.\n", sum.Read, sum.Files,
@@ -266,50 +282,12 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 		// Nothing was found to report on: say where the search went.
 		fmt.Fprintf(ios.ErrOut, "No session files found (looked in: %s).\n", lookedIn(ios, args))
 	}
-	if sum == nil {
-		return nil
+	if sum != nil && sum.Kept > 0 {
+		fmt.Fprintf(ios.ErrOut, "%s under the paths that could not be read kept the usage an earlier run read from them\n",
+			plural(sum.Kept, "file", "files"))
 	}
-	if sum.Rejected > 0 {
-		if !opts.Quiet {
-			printReportRejected(ios.ErrOut, sum, ro.DBPath)
-		}
+	if opts.Strict && (len(r.Files.Rejected) > 0 || len(r.Files.Salvaged) > 0) {
 		return errFailed
 	}
 	return nil
-}
-
-// printReportRejected writes report's note on the files and paths that
-// could not be used (export.Summary.Rejected): how many of each status,
-// the first export.RejectedListed by path with their first error, and how
-// to list them all (in the report's database db). Paths that could not be read at all (an unreadable
-// directory) are counted as unreadable, and among the paths looked at.
-func printReportRejected(w io.Writer, sum *export.Summary, db string) {
-	// not_session files with a BOM are read (SPEC.md §1.5): the rest of
-	// the rejected files are the other not_session ones.
-	unreadable := sum.ByStatus["unreadable"] + sum.RejectedPaths
-	others := sum.ByStatus["future_version"] + sum.ByStatus["unrecognized_version"] + unreadable
-	counts := map[string]int{"not_session": sum.Rejected - others, "future_version": sum.ByStatus["future_version"],
-		"unrecognized_version": sum.ByStatus["unrecognized_version"], "unreadable": unreadable}
-	var parts []string
-	for _, st := range []string{"not_session", "future_version", "unrecognized_version", "unreadable"} {
-		if n := counts[st]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, st))
-		}
-	}
-	what := "files"
-	if sum.RejectedPaths > 0 {
-		what = "files and paths"
-	}
-	fmt.Fprintf(w, "sessions-etl: %d of %d %s could not be used (%s); their usage is not in this report:\n",
-		sum.Rejected, sum.Files+sum.RejectedPaths, what, strings.Join(parts, ", "))
-	for _, f := range sum.RejectedFiles {
-		fmt.Fprintf(w, "  %-20s %s%s\n", f.Status, f.Path, rejectedWhy(f))
-	}
-	if more := sum.Rejected - len(sum.RejectedFiles); more > 0 {
-		fmt.Fprintf(w, "  … and %d more: sessions-etl query --duckdb %s 'SELECT * FROM rejected_files'\n", more, strings.Join(quoteArgs([]string{db}), ""))
-	}
-	if sum.Kept > 0 {
-		fmt.Fprintf(w, "  (%s under the paths that could not be read kept the usage an earlier run read from them.)\n", plural(sum.Kept, "file", "files"))
-	}
-	fmt.Fprintf(w, "Run 'sessions-etl validate' on the same paths to see each file and line.\n")
 }

@@ -28,18 +28,18 @@ import (
 
 // jsonTokens are the ccusage token keys plus our record counts.
 type jsonTokens struct {
-	InputTokens         int64    `json:"inputTokens"`
-	OutputTokens        int64    `json:"outputTokens"`
-	CacheCreationTokens int64    `json:"cacheCreationTokens"`
-	CacheReadTokens     int64    `json:"cacheReadTokens"`
-	TotalTokens         int64    `json:"totalTokens"`
-	TotalCost           float64  `json:"totalCost"`
-	Records             int64    `json:"records"`
-	RecordedRecords     int64    `json:"recordedRecords"`
-	CalculatedRecords   int64    `json:"calculatedRecords"`
-	UnpricedRecords     int64    `json:"unpricedRecords"`
-	UnpricedTokens      int64    `json:"unpricedTokens"`
-	CostIncomplete      bool     `json:"costIncomplete"`
+	InputTokens         int64   `json:"inputTokens"`
+	OutputTokens        int64   `json:"outputTokens"`
+	CacheCreationTokens int64   `json:"cacheCreationTokens"`
+	CacheReadTokens     int64   `json:"cacheReadTokens"`
+	TotalTokens         int64   `json:"totalTokens"`
+	TotalCost           float64 `json:"totalCost"`
+	Records             int64   `json:"records"`
+	RecordedRecords     int64   `json:"recordedRecords"`
+	CalculatedRecords   int64   `json:"calculatedRecords"`
+	UnpricedRecords     int64   `json:"unpricedRecords"`
+	UnpricedTokens      int64   `json:"unpricedTokens"`
+	CostIncomplete      bool    `json:"costIncomplete"`
 }
 
 func tokensJSON(u Usage) jsonTokens {
@@ -55,17 +55,17 @@ func tokensJSON(u Usage) jsonTokens {
 func costJSON(u Usage) float64 { return u.Cost }
 
 type jsonBreakdown struct {
-	ModelName           *string  `json:"modelName"`
-	Provider            *string  `json:"provider"`
-	InputTokens         int64    `json:"inputTokens"`
-	OutputTokens        int64    `json:"outputTokens"`
-	CacheCreationTokens int64    `json:"cacheCreationTokens"`
-	CacheReadTokens     int64    `json:"cacheReadTokens"`
-	TotalTokens         int64    `json:"totalTokens"`
-	Cost                float64  `json:"cost"`
-	Records             int64    `json:"records"`
-	UnpricedRecords     int64    `json:"unpricedRecords"`
-	CostIncomplete      bool     `json:"costIncomplete"`
+	ModelName           *string `json:"modelName"`
+	Provider            *string `json:"provider"`
+	InputTokens         int64   `json:"inputTokens"`
+	OutputTokens        int64   `json:"outputTokens"`
+	CacheCreationTokens int64   `json:"cacheCreationTokens"`
+	CacheReadTokens     int64   `json:"cacheReadTokens"`
+	TotalTokens         int64   `json:"totalTokens"`
+	Cost                float64 `json:"cost"`
+	Records             int64   `json:"records"`
+	UnpricedRecords     int64   `json:"unpricedRecords"`
+	CostIncomplete      bool    `json:"costIncomplete"`
 }
 
 func optString(s string) *string {

@@ -6,8 +6,16 @@ BENCH_SIZE ?= 1073741824
 
 .PHONY: build test race fuzz lint bench bench-load ci clean
 
+# Build information (internal/buildinfo): the git commit and the build time;
+# the version only on a tagged commit (else the toolchain's "(devel)").
+PKG_BUILDINFO := github.com/sessions-etl/sessions-etl/internal/buildinfo
+VERSION ?= $(shell git describe --tags --exact-match 2>/dev/null)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS ?= -X $(PKG_BUILDINFO).Version=$(VERSION) -X $(PKG_BUILDINFO).Commit=$(COMMIT) -X $(PKG_BUILDINFO).Date=$(DATE)
+
 build:
-	$(GO) build -o bin/sessions-etl ./cmd/sessions-etl
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/sessions-etl ./cmd/sessions-etl
 
 # The README's test command: every test, with the race detector.
 test:

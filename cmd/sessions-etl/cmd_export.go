@@ -35,10 +35,12 @@ func newExportCmd(ios *IO, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export [PATH...] --parquet DIR --duckdb FILE",
 		Short: "Export every session, entry, content block and billed token to Parquet and/or DuckDB",
-		Long: `export loads the session files into the tables of SPEC.md §3 (files, sessions,
-entries, content_blocks, usage, ingest_issues): as Parquet datasets (one
+		Long: `export loads the session files into six tables (files, sessions, entries,
+content_blocks, usage, ingest_issues): as Parquet datasets (one
 directory per table under --parquet DIR, zstd) and/or a DuckDB database
-(--duckdb FILE, with the views of queries/views.sql). At least one of the two
+(--duckdb FILE, with the views counted_usage, daily_usage, session_usage,
+project_usage, model_usage, unpriced_models, tool_calls, rejected_files). At
+least one of the two
 is required.
 
 Exports are incremental: a file whose path, size, mtime and inode are those of
@@ -47,8 +49,9 @@ those of a deleted file removed. The database changes in one transaction and
 each Parquet dataset is swapped in whole, so a failed run leaves the previous
 export intact. Without --duckdb the state is kept in DIR/_state.duckdb.
 
-Usage copied by forks and duplicated files is counted once (usage.counted,
-SPEC.md §4). Costs: --cost auto uses the recorded cost when present and
+Usage copied by forks and duplicated files is counted once (usage.counted:
+each billed record, identified by its entry id and timestamp, counts in the
+session with the oldest header). Costs: --cost auto uses the recorded cost when present and
 non-zero for non-zero tokens, else the price table; recorded and calculate use
 only one of them; records without a cost are "unpriced" (NULL, never $0).
 

@@ -66,7 +66,7 @@ func newReportCmd(ios *IO, g *globalOptions) *cobra.Command {
 		Use:   "report daily|weekly|monthly|session|project|model|provider|tools [PATH...]",
 		Short: "Usage and cost reports: forks counted once, every billed kind, real prices",
 		Long: `report answers "what did my agents cost, per day, week, month, session, project,
-model, provider" and "which tools did they call" (SPEC.md §4, §5).
+model, provider" and "which tools did they call".
 
 It needs no set-up: the session files (the default roots, or the PATHs given)
 are first ingested incrementally into a DuckDB database in the user's cache
@@ -126,7 +126,16 @@ status, error codes, lines).
 Exit status: 0 when the report was printed, whatever the state of the
 files (1 with --strict when some files were not used or used only in part);
 1 when the report failed; 2 on usage errors.`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown report %q (want daily, weekly, monthly, session, project, model, provider or tools)", args[0])
+			if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+				msg += "; did you mean " + strings.Join(sug, " or ") + "?"
+			}
+			return usagef("%s", msg)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return usagef("report needs a kind: daily, weekly, monthly, session, project, model, provider or tools")
 		},
@@ -148,7 +157,7 @@ files (1 with --strict when some files were not used or used only in part);
 	f.BoolVar(&opts.MD, "md", false, "Markdown table output")
 	f.StringVar(&opts.Cost, "cost", "auto", "auto, recorded or calculate")
 	f.BoolVar(&opts.Strict, "strict", false, "exit 1 when some files were not used or used only in part")
-	f.StringVar(&opts.Pricing, "pricing", "", "price table file replacing the bundled one (format: package pricing)")
+	f.StringVar(&opts.Pricing, "pricing", "", "price table file replacing the bundled one (JSON: source, retrieved, models with USD per million tokens)")
 	for _, k := range report.Kinds {
 		kind := k
 		cmd.AddCommand(&cobra.Command{

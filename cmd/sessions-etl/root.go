@@ -128,6 +128,7 @@ Exit codes: 0 success, 1 some files failed or were rejected, 2 usage error, 130 
 	for _, mk := range commandMakers {
 		root.AddCommand(mk(ios, g))
 	}
+	setupConventions(root)
 	return root
 }
 

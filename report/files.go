@@ -91,13 +91,19 @@ func problemRows(ctx context.Context, db *sql.DB, q string) ([]ProblemFile, erro
 // problem, e.g. "3 files not used (2 future_version, 1 not_session) — see:
 // sessions-etl validate" and "2 damaged files used in part (1 torn, 1
 // corrupt) — see: sessions-etl validate"; none when every file was used.
-func (fs Files) Summary() []string {
+// prog is how the user runs the tool ("" is "sessions-etl"; e.g.
+// "bin/sessions-etl" when it is not on PATH), so that the hint works as
+// printed.
+func (fs Files) Summary(prog string) []string {
+	if prog == "" {
+		prog = "sessions-etl"
+	}
 	var out []string
 	if n := len(fs.Rejected); n > 0 {
-		out = append(out, fmt.Sprintf("%d %s not used (%s) — see: sessions-etl validate", n, filesWord(n), byStatus(fs.Rejected)))
+		out = append(out, fmt.Sprintf("%d %s not used (%s) — see: %s validate", n, filesWord(n), byStatus(fs.Rejected), prog))
 	}
 	if n := len(fs.Salvaged); n > 0 {
-		out = append(out, fmt.Sprintf("%d damaged %s used in part (%s) — see: sessions-etl validate", n, filesWord(n), byStatus(fs.Salvaged)))
+		out = append(out, fmt.Sprintf("%d damaged %s used in part (%s) — see: %s validate", n, filesWord(n), byStatus(fs.Salvaged), prog))
 	}
 	return out
 }

@@ -111,7 +111,7 @@ func TestC22DamagedFilesUsed(t *testing.T) {
 		totals.TotalTokens != wt.TotalTokens || relDiff(totals.TotalCost, wt.TotalCost) > 1e-12 || totals.CostIncomplete != wt.CostIncomplete {
 		t.Errorf("totals %+v, want %+v", totals, wt)
 	}
-	if d := cmp.Diff([]string{exp.ReportJSON.StderrLine}, r.Files.Summary()); d != "" {
+	if d := cmp.Diff([]string{exp.ReportJSON.StderrLine}, r.Files.Summary("")); d != "" {
 		t.Errorf("stderr summary (-want +got):\n%s", d)
 	}
 }
@@ -137,7 +137,7 @@ func TestGoldenProblemFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, "problem-files.json", b.Bytes())
-	checkGolden(t, "problem-files-stderr.txt", []byte(strings.Join(r.Files.Summary(), "\n")+"\n"))
+	checkGolden(t, "problem-files-stderr.txt", []byte(strings.Join(r.Files.Summary(""), "\n")+"\n"))
 }
 
 // TestSummaryLines: one line per kind of problem, statuses in SPEC.md
@@ -162,7 +162,7 @@ func TestSummaryLines(t *testing.T) {
 			"2 damaged files used in part (1 torn, 1 corrupt) — see: sessions-etl validate"}},
 		{Files{Salvaged: pf("not_session")}, []string{"1 damaged file used in part (1 not_session) — see: sessions-etl validate"}},
 	} {
-		if d := cmp.Diff(c.want, c.fs.Summary()); d != "" {
+		if d := cmp.Diff(c.want, c.fs.Summary("sessions-etl")); d != "" {
 			t.Errorf("%+v (-want +got):\n%s", c.fs, d)
 		}
 	}

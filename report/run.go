@@ -43,6 +43,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := answer(ctx, &o, r); err != nil {
 		return nil, fmt.Errorf("duckdb %s: %w", o.DBPath, err)
 	}
+	applyOrder(r, o.Order)
 	return r, nil
 }
 

@@ -34,6 +34,10 @@ type reportOptions struct {
 	Cost      string
 	Pricing   string
 	Strict    bool
+	Last      string
+	Order     string
+	Compact   bool
+	Color     string
 }
 
 var reportShort = map[report.Kind]string{
@@ -146,7 +150,11 @@ files (1 with --strict when some files were not used or used only in part);
 	f.BoolVar(&g.JSON, "json", false, "one JSON document on stdout, in ccusage's shape (not JSON Lines)")
 	f.StringVar(&opts.DB, "db", "", "DuckDB database to refresh and report from (default: one in the user's cache directory)")
 	f.BoolVar(&opts.NoRefresh, "no-refresh", false, "report on the database as it is, without reading the session files")
-	f.StringVar(&opts.Since, "since", "", "first day, inclusive, in --tz (YYYY-MM-DD or YYYYMMDD)")
+	f.StringVar(&opts.Since, "since", "", "first day, inclusive, in --tz (YYYY-MM-DD, YYYYMMDD, or 7d, 2w, 3m ago)")
+	f.StringVar(&opts.Last, "last", "", "the last N days, weeks or months up to today (7d, 2w, 3m; a bare N counts the report's periods)")
+	f.StringVar(&opts.Order, "order", "", "asc or desc: rows by time (time reports, sessions; default asc) or by cost (others; default desc)")
+	f.BoolVar(&opts.Compact, "compact", false, "a narrower table, at most 80 columns (key, models, input, output, total, cost)")
+	f.StringVar(&opts.Color, "color", "auto", "colour the table and warnings: auto (on a terminal, unless NO_COLOR; FORCE_COLOR forces), always or never")
 	f.StringVar(&opts.Until, "until", "", "last day, inclusive, in --tz (YYYY-MM-DD or YYYYMMDD)")
 	f.StringVar(&opts.TZ, "tz", "", "IANA time zone for days, weeks and months (default: local, honouring TZ)")
 	f.StringVar(&opts.Source, "source", "", "only usage from pi, atomic, prime or custom files")
@@ -195,19 +203,44 @@ func reportRunOptions(ios *IO, opts *reportOptions, kind report.Kind, args []str
 		return ro, usageError{err}
 	}
 	ro.CostMode = mode
-	for _, d := range []struct {
-		flag, val string
-		dst       *time.Time
-	}{{"--since", opts.Since, &ro.Since}, {"--until", opts.Until, &ro.Until}} {
-		if d.val == "" {
-			continue
-		}
-		if *d.dst, err = report.ParseDate(d.val); err != nil {
-			return ro, usagef("%s: %v", d.flag, err)
+	if ro.Zone, err = report.ResolveZone(opts.TZ); err != nil {
+		return ro, usageError{err}
+	}
+	loc := ro.Zone.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	now := time.Now()
+	if ios.Now != nil {
+		now = ios.Now()
+	}
+	if opts.Since != "" && opts.Last != "" {
+		return ro, usagef("--since and --last exclude each other")
+	}
+	if opts.Since != "" {
+		if ro.Since, err = report.ParseSince(opts.Since, now, loc); err != nil {
+			return ro, usagef("--since: %v", err)
 		}
 	}
+	if opts.Last != "" {
+		if ro.Since, err = report.ParseLast(opts.Last, kind, now, loc); err != nil {
+			return ro, usagef("--last: %v", err)
+		}
+	}
+	if opts.Until != "" {
+		if ro.Until, err = report.ParseDate(opts.Until); err != nil {
+			return ro, usagef("--until: %v", err)
+		}
+	}
+	if opts.Order != "" && opts.Order != "asc" && opts.Order != "desc" {
+		return ro, usagef("--order %q: want asc or desc", opts.Order)
+	}
+	ro.Order = opts.Order
+	if _, err := useColor(opts.Color, os.Getenv, false); err != nil {
+		return ro, err
+	}
 	if !ro.Since.IsZero() && !ro.Until.IsZero() && ro.Until.Before(ro.Since) {
-		return ro, usagef("--until %s is before --since %s", opts.Until, opts.Since)
+		return ro, usagef("--until %s is before --since %s", opts.Until, ro.Since.Format(time.DateOnly))
 	}
 	if opts.Source != "" {
 		ok := false
@@ -217,9 +250,6 @@ func reportRunOptions(ios *IO, opts *reportOptions, kind report.Kind, args []str
 		if !ok {
 			return ro, usagef("--source %q: want pi, atomic, prime or custom", opts.Source)
 		}
-	}
-	if ro.Zone, err = report.ResolveZone(opts.TZ); err != nil {
-		return ro, usageError{err}
 	}
 	if opts.Pricing != "" {
 		t, err := pricing.Load(opts.Pricing)
@@ -254,6 +284,15 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 	if err != nil {
 		return err
 	}
+	getenv := ios.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	outColor, err := useColor(opts.Color, getenv, ios.OutIsTerminal)
+	if err != nil {
+		return err
+	}
+	errColor, _ := useColor(opts.Color, getenv, ios.ErrIsTerminal)
 	out := bufio.NewWriterSize(ios.Out, 64<<10)
 	switch {
 	case opts.JSON:
@@ -263,7 +302,8 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 	case opts.MD:
 		err = r.WriteText(out, report.Markdown, opts.Breakdown)
 	default:
-		err = r.WriteText(out, report.Table, opts.Breakdown)
+		err = r.WriteTable(out, report.TableOptions{Breakdown: opts.Breakdown, Models: true, Compact: opts.Compact,
+			Width: ios.OutWidth, Style: tableStyle(outColor)})
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr
@@ -274,8 +314,8 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 	// SPEC.md §7.6: a report is a reader. It exits 0 once it printed its
 	// answer and says on stderr, one line per kind of problem and under
 	// --quiet and --json too, what it left out or used in part.
-	for _, line := range r.Files.Summary() {
-		fmt.Fprintln(ios.ErrOut, line)
+	for _, line := range r.Files.Summary(ios.Prog) {
+		warnLine(ios, errColor, line)
 	}
 	sum := r.Ingest
 	if sum != nil && ios.ErrIsTerminal && !opts.JSON && !opts.Quiet && sum.Read > 0 {
@@ -284,8 +324,8 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 	}
 	if ro.Managed && len(args) > 0 && !opts.JSON && !opts.Quiet {
 		// Not the default database: say which it is and how to query it.
-		fmt.Fprintf(ios.ErrOut, "Report database for %s: %s\nQuery it: sessions-etl query 'SELECT * FROM daily_usage' %s\n",
-			strings.Join(quoteArgs(args), " "), ro.DBPath, strings.Join(quoteArgs(args), " "))
+		fmt.Fprintf(ios.ErrOut, "Report database for %s: %s\nQuery it: %s query 'SELECT * FROM daily_usage' %s\n",
+			strings.Join(quoteArgs(args), " "), ro.DBPath, progOr(ios.Prog), strings.Join(quoteArgs(args), " "))
 	}
 	if sum != nil && sum.Files == 0 && !opts.JSON && !opts.Quiet {
 		// Nothing was found to report on: say where the search went.
@@ -299,4 +339,12 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 		return errFailed
 	}
 	return nil
+}
+
+// progOr is prog, or "sessions-etl" when unset.
+func progOr(prog string) string {
+	if prog == "" {
+		return "sessions-etl"
+	}
+	return prog
 }

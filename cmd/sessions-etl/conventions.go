@@ -52,31 +52,31 @@ var commandExamples = map[string]string{
   sessions-etl synth --out /tmp/home-1g --size 1GB`,
 	"report": `  sessions-etl report daily
   sessions-etl report monthly --since 2026-01-01 --tz Europe/Paris
-  sessions-etl report session --since 2026-11-01
+  sessions-etl report session --last 7d --compact
   sessions-etl report model --json | jq '.totals.totalCost'
   sessions-etl report daily --strict --quiet > /dev/null || echo "some files were not used"`,
 	"report daily": `  sessions-etl report daily
-  sessions-etl report daily --since 2026-11-01 --breakdown
-  sessions-etl report daily --tz UTC --csv
+  sessions-etl report daily --since 7d --breakdown
+  sessions-etl report daily --last 2w --order desc
   sessions-etl report daily --json | jq '[.daily[].totalCost] | add'`,
 	"report weekly": `  sessions-etl report weekly
-  sessions-etl report weekly --since 2026-10-01
+  sessions-etl report weekly --last 8
   sessions-etl report weekly --tz America/New_York --csv`,
 	"report monthly": `  sessions-etl report monthly
-  sessions-etl report monthly --breakdown
+  sessions-etl report monthly --last 6m --breakdown
   sessions-etl report monthly --md > usage.md`,
 	"report session": `  sessions-etl report session
-  sessions-etl report session --source atomic
+  sessions-etl report session --last 3d --order desc
   sessions-etl report session --project web --json`,
 	"report project": `  sessions-etl report project
   sessions-etl report project --since 2026-11-01 --breakdown
   sessions-etl report project --source pi --csv`,
 	"report model": `  sessions-etl report model
-  sessions-etl report model --model sonnet
+  sessions-etl report model --model sonnet --last 30d
   sessions-etl report model --cost calculate --json`,
 	"report provider": `  sessions-etl report provider
   sessions-etl report provider --breakdown
-  sessions-etl report provider --md`,
+  sessions-etl report provider --color never --md`,
 	"report tools": `  sessions-etl report tools
   sessions-etl report tools --breakdown
   sessions-etl report tools --json | jq '.tools[] | select(.errorRate > 0.1)'`,
@@ -108,7 +108,7 @@ func setupConventions(root *cobra.Command) {
 	completeFlag(root, "cost", fixedValues("auto", "recorded", "calculate"))
 	completeFlag(root, "source", fixedValues(report.Sources...))
 	completeFlag(root, "tz", completeZones)
-	completeFlag(root, "color", fixedValues("auto", "always", "never"))
+	completeFlag(root, "color", fixedValues(colorModes...))
 	completeFlag(root, "order", fixedValues("asc", "desc"))
 }
 

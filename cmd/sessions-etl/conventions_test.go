@@ -188,3 +188,14 @@ func TestFlagCompletion(t *testing.T) {
 		}
 	}
 }
+
+// TestProgName: hints name the program as the user ran it when that was
+// a path, so that they work as printed.
+func TestProgName(t *testing.T) {
+	for arg0, want := range map[string]string{"bin/sessions-etl": "bin/sessions-etl", "./sessions-etl": "./sessions-etl",
+		"sessions-etl": "sessions-etl", "/tmp/go-build1/b001/sessions-etl.test": "sessions-etl", "/usr/local/bin/other": "sessions-etl"} {
+		if got := progName(arg0); got != want {
+			t.Errorf("progName(%q) = %q, want %q", arg0, got, want)
+		}
+	}
+}

@@ -32,8 +32,24 @@ type IO struct {
 	In            io.Reader
 	Out, ErrOut   io.Writer
 	ErrIsTerminal bool             // show progress bars on ErrOut
+	OutIsTerminal bool             // stdout is a terminal (colour with --color auto)
+	OutWidth      int              // stdout's width in columns when a terminal (0: unknown)
+	Getenv        func(string) string
 	Now           func() time.Time // injected clock
 	Home          string           // the user's home directory (default roots)
+	// Prog is how the user ran the tool, for hints that must work as
+	// printed: "sessions-etl", or the path typed ("bin/sessions-etl") when
+	// it was run by path.
+	Prog string
+}
+
+// progName is the program as the user typed it when that was a path to
+// sessions-etl (./sessions-etl, bin/sessions-etl), else "sessions-etl".
+func progName(arg0 string) string {
+	if strings.ContainsRune(arg0, filepath.Separator) && filepath.Base(arg0) == "sessions-etl" {
+		return arg0
+	}
+	return "sessions-etl"
 }
 
 // globalOptions are the flags every command shares (SPEC.md §5).
@@ -60,10 +76,14 @@ func usagef(format string, args ...any) error {
 // returns the process exit code.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	home, _ := os.UserHomeDir()
-	ios := &IO{In: stdin, Out: stdout, ErrOut: stderr, Now: time.Now, Home: home}
+	ios := &IO{In: stdin, Out: stdout, ErrOut: stderr, Now: time.Now, Home: home, Prog: progName(os.Args[0])}
 	if f, ok := stderr.(*os.File); ok {
 		ios.ErrIsTerminal = term.IsTerminal(int(f.Fd()))
 	}
+	if f, ok := stdout.(*os.File); ok {
+		ios.OutIsTerminal, ios.OutWidth = streamInfo(f)
+	}
+	ios.Getenv = os.Getenv
 	return runWith(ctx, ios, args)
 }
 

@@ -31,9 +31,9 @@ const (
 type IO struct {
 	In            io.Reader
 	Out, ErrOut   io.Writer
-	ErrIsTerminal bool             // show progress bars on ErrOut
-	OutIsTerminal bool             // stdout is a terminal (colour with --color auto)
-	OutWidth      int              // stdout's width in columns when a terminal (0: unknown)
+	ErrIsTerminal bool // show progress bars on ErrOut
+	OutIsTerminal bool // stdout is a terminal (colour with --color auto)
+	OutWidth      int  // stdout's width in columns when a terminal (0: unknown)
 	Getenv        func(string) string
 	Now           func() time.Time // injected clock
 	Home          string           // the user's home directory (default roots)

@@ -114,7 +114,7 @@ func runExport(cmd *cobra.Command, ios *IO, opts *exportOptions, args []string) 
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
 	}
 	pr := &phaseProgress{ios: ios, g: opts.globalOptions}
-	eo.Progress = pr
+	eo.Progress = pr.withTotal()
 	sum, err := export.Run(cmd.Context(), eo)
 	pr.done()
 	if err != nil {
@@ -267,7 +267,34 @@ func (p *phaseProgress) Phase(name string) {
 		p.bar = &progress{}
 		return
 	}
-	p.bar = newProgress(p.ios, p.g, name)
+	if name == "reading" {
+		p.bar = newProgress(p.ios, p.g, name)
+		return
+	}
+	p.bar = newSpinner(p.ios, p.g, name)
+}
+
+// totalProgress is a phaseProgress that shows a total (export.ProgressTotal):
+// used only when a bar is shown, since announcing a total costs a second
+// walk of the directories.
+type totalProgress struct{ *phaseProgress }
+
+// withTotal is p as an export.Progress, with a total when a bar is shown.
+func (p *phaseProgress) withTotal() export.Progress {
+	if p.ios.ErrIsTerminal && !p.g.Quiet && !p.g.JSON {
+		return totalProgress{p}
+	}
+	return p
+}
+
+// Grow announces bytes to read (export.ProgressTotal).
+func (p totalProgress) Grow(n int64) {
+	p.mu.Lock()
+	bar := p.bar
+	p.mu.Unlock()
+	if bar != nil {
+		bar.Grow(n)
+	}
 }
 
 func (p *phaseProgress) Add(n int64) {

@@ -278,7 +278,7 @@ func reportRunOptions(ios *IO, opts *reportOptions, kind report.Kind, args []str
 
 func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Options, args []string) error {
 	pr := &phaseProgress{ios: ios, g: opts.globalOptions}
-	ro.Progress = pr
+	ro.Progress = pr.withTotal()
 	r, err := report.Run(cmd.Context(), ro)
 	pr.done()
 	if err != nil {

@@ -106,6 +106,14 @@ type Progress interface {
 	Add(bytes int64)   // bytes of session files read
 }
 
+// ProgressTotal is implemented by a Progress that shows how much is left:
+// Grow is called, from another goroutine, with the size of each file that
+// will be read (a separate walk that runs ahead of the reading), so the
+// total is known long before the files are read.
+type ProgressTotal interface {
+	Grow(bytes int64)
+}
+
 type noProgress struct{}
 
 func (noProgress) Phase(string) {}
@@ -566,6 +574,19 @@ func (r *run) load(ctx context.Context) (err error) {
 		window = 16
 	}
 	opts.Progress.Phase("reading")
+	if g, ok := opts.Progress.(ProgressTotal); ok {
+		// A bar with a total: a second walk, of directories and stats
+		// only, runs ahead of the reading one (which discovery feeds a few
+		// files at a time) and announces the bytes to read.
+		go func() {
+			_ = discover(ctx, opts.Roots, func(f ingest.File) error {
+				if k, ok := known[f.Path]; !ok || k.size != f.Size || k.mtime != f.ModTime.UnixMicro() || k.inode != int64(f.Ino) {
+					g.Grow(f.Size)
+				}
+				return nil
+			}, func(ingest.PathIssue) {})
+		}()
+	}
 	err = pipeline.Ordered(ctx, opts.Workers, opts.Workers*window,
 		func(ctx context.Context, yield func(item) error) error {
 			return discover(ctx, opts.Roots, func(f ingest.File) error {

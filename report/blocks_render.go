@@ -341,8 +341,7 @@ func (b *BlocksReport) WriteJSON(w io.Writer) error {
 			TotalTokens: u.TotalTokens})
 	}
 	tot := tokensJSON(b.Totals)
-	c := b.Totals.Cost
-	tot.TotalCost = &c
+	tot.TotalCost = b.Totals.Cost
 	meta := jsonBlocksMeta{jsonMeta: b.meta(), Now: *isoMillis(b.Now), TokenLimitMax: b.TokenLimitMax,
 		NoTimestamp: b.NoTimestamp.Records}
 	if b.TokenLimit > 0 {

@@ -36,8 +36,9 @@ func TestCostText(t *testing.T) {
 			t.Errorf("costText(%+v) = %q, want %q", c.u, got, c.want)
 		}
 	}
-	if costJSON(none) != nil || *costJSON(free) != 0 || *costJSON(mixed) != 1.5 {
-		t.Error("costJSON: want null only when nothing is priced")
+	// SPEC.md §7.6: JSON costs are always numbers, the priced part.
+	if costJSON(none) != 0 || costJSON(free) != 0 || costJSON(mixed) != 1.5 {
+		t.Errorf("costJSON: none %v, free %v, mixed %v; want 0, 0, 1.5", costJSON(none), costJSON(free), costJSON(mixed))
 	}
 }
 

@@ -19,26 +19,27 @@ import (
 //
 // Extra fields: records, recordedRecords, calculatedRecords,
 // unpricedRecords, unpricedTokens and costIncomplete on items, breakdowns
-// and totals; totalCost (and a breakdown's cost) is null when none of the
-// records has a cost, and costIncomplete is true when some do not (the
-// cost is then that of the priced records only). The top level adds
-// "unpriced" (usage without a cost, per provider/model) and "report" (the
-// question asked: kind, zone, filters, cost mode, price table).
+// and totals; totalCost (and a breakdown's cost) is always a number, the
+// cost of the priced records (SPEC.md §7.6), and costIncomplete is true
+// when some records have no cost (0 when none has one). The top level adds
+// "unpriced" (usage without a cost, per provider/model), "files" (the
+// files not used, "rejected", and used in part, "salvaged") and "report"
+// (the question asked: kind, zone, filters, cost mode, price table).
 
 // jsonTokens are the ccusage token keys plus our record counts.
 type jsonTokens struct {
-	InputTokens         int64    `json:"inputTokens"`
-	OutputTokens        int64    `json:"outputTokens"`
-	CacheCreationTokens int64    `json:"cacheCreationTokens"`
-	CacheReadTokens     int64    `json:"cacheReadTokens"`
-	TotalTokens         int64    `json:"totalTokens"`
-	TotalCost           *float64 `json:"totalCost"`
-	Records             int64    `json:"records"`
-	RecordedRecords     int64    `json:"recordedRecords"`
-	CalculatedRecords   int64    `json:"calculatedRecords"`
-	UnpricedRecords     int64    `json:"unpricedRecords"`
-	UnpricedTokens      int64    `json:"unpricedTokens"`
-	CostIncomplete      bool     `json:"costIncomplete"`
+	InputTokens         int64   `json:"inputTokens"`
+	OutputTokens        int64   `json:"outputTokens"`
+	CacheCreationTokens int64   `json:"cacheCreationTokens"`
+	CacheReadTokens     int64   `json:"cacheReadTokens"`
+	TotalTokens         int64   `json:"totalTokens"`
+	TotalCost           float64 `json:"totalCost"`
+	Records             int64   `json:"records"`
+	RecordedRecords     int64   `json:"recordedRecords"`
+	CalculatedRecords   int64   `json:"calculatedRecords"`
+	UnpricedRecords     int64   `json:"unpricedRecords"`
+	UnpricedTokens      int64   `json:"unpricedTokens"`
+	CostIncomplete      bool    `json:"costIncomplete"`
 }
 
 func tokensJSON(u Usage) jsonTokens {
@@ -48,27 +49,23 @@ func tokensJSON(u Usage) jsonTokens {
 		UnpricedRecords: u.Unpriced.Records, UnpricedTokens: u.Unpriced.TotalTokens, CostIncomplete: !u.Complete()}
 }
 
-// costJSON is nil when no record of u has a cost (never a made-up 0).
-func costJSON(u Usage) *float64 {
-	if !u.Priced() && u.Records > 0 {
-		return nil
-	}
-	c := u.Cost
-	return &c
-}
+// costJSON is the cost of the priced records of u: always a number, so
+// that sums in jq or JavaScript work; costIncomplete says when it leaves
+// records out (SPEC.md §7.6).
+func costJSON(u Usage) float64 { return u.Cost }
 
 type jsonBreakdown struct {
-	ModelName           *string  `json:"modelName"`
-	Provider            *string  `json:"provider"`
-	InputTokens         int64    `json:"inputTokens"`
-	OutputTokens        int64    `json:"outputTokens"`
-	CacheCreationTokens int64    `json:"cacheCreationTokens"`
-	CacheReadTokens     int64    `json:"cacheReadTokens"`
-	TotalTokens         int64    `json:"totalTokens"`
-	Cost                *float64 `json:"cost"`
-	Records             int64    `json:"records"`
-	UnpricedRecords     int64    `json:"unpricedRecords"`
-	CostIncomplete      bool     `json:"costIncomplete"`
+	ModelName           *string `json:"modelName"`
+	Provider            *string `json:"provider"`
+	InputTokens         int64   `json:"inputTokens"`
+	OutputTokens        int64   `json:"outputTokens"`
+	CacheCreationTokens int64   `json:"cacheCreationTokens"`
+	CacheReadTokens     int64   `json:"cacheReadTokens"`
+	TotalTokens         int64   `json:"totalTokens"`
+	Cost                float64 `json:"cost"`
+	Records             int64   `json:"records"`
+	UnpricedRecords     int64   `json:"unpricedRecords"`
+	CostIncomplete      bool    `json:"costIncomplete"`
 }
 
 func optString(s string) *string {
@@ -233,9 +230,37 @@ func (r *Report) meta() jsonMeta {
 	return m
 }
 
+type jsonProblemFile struct {
+	Path   string   `json:"path"`
+	Status string   `json:"status"`
+	Codes  []string `json:"codes"`
+	Lines  []int    `json:"lines"`
+}
+
+type jsonFiles struct {
+	Rejected []jsonProblemFile `json:"rejected"`
+	Salvaged []jsonProblemFile `json:"salvaged"`
+}
+
+func problemFilesJSON(fs []ProblemFile) []jsonProblemFile {
+	out := []jsonProblemFile{}
+	for _, f := range fs {
+		jf := jsonProblemFile{Path: f.Path, Status: f.Status, Codes: f.Codes, Lines: f.Lines}
+		if jf.Codes == nil {
+			jf.Codes = []string{}
+		}
+		if jf.Lines == nil {
+			jf.Lines = []int{}
+		}
+		out = append(out, jf)
+	}
+	return out
+}
+
 // WriteJSON writes the report as one indented JSON object.
 func (r *Report) WriteJSON(w io.Writer) error {
-	out := map[string]any{"report": r.meta()}
+	out := map[string]any{"report": r.meta(),
+		"files": jsonFiles{Rejected: problemFilesJSON(r.Files.Rejected), Salvaged: problemFilesJSON(r.Files.Salvaged)}}
 	if r.Kind == Tools {
 		tools := []jsonTool{}
 		for _, t := range r.ToolRows {

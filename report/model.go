@@ -186,6 +186,10 @@ type Report struct {
 	// report (0: none), set by the caller; see budget.go.
 	Budget float64
 
+	// Files are the files left out or used only in part (every report
+	// kind; not narrowed by the filters).
+	Files Files
+
 	// Ingest is the export run that refreshed the database (nil with
 	// NoRefresh).
 	Ingest *export.Summary

@@ -91,6 +91,9 @@ type Options struct {
 	PricingID string
 
 	Progress export.Progress // ingest progress (nil: none)
+
+	// Order is "asc", "desc" or "" (the natural order): see applyOrder.
+	Order string
 }
 
 // ParseDate reads a --since/--until day: YYYY-MM-DD or YYYYMMDD (ccusage's
@@ -141,6 +144,9 @@ func (o *Options) check() error {
 		if !ok {
 			return fmt.Errorf("unknown source %q (want %s)", o.Source, strings.Join(Sources, ", "))
 		}
+	}
+	if o.Order != "" && o.Order != "asc" && o.Order != "desc" {
+		return fmt.Errorf("unknown order %q (want asc or desc)", o.Order)
 	}
 	o.Workers = max(o.Workers, 1)
 	return nil

@@ -36,6 +36,7 @@ type grid struct {
 	rows   [][]string
 	sub    []bool // rows that are breakdown lines (indented)
 	totals []string
+	style  Style // colours of the aligned table
 }
 
 // WriteText renders the report as a table, Markdown or CSV. With
@@ -132,12 +133,14 @@ func (r *Report) title(f Format) string {
 
 // notes are the lines after the table: unpriced usage by model, and what
 // a total with unpriced usage means.
-func (r *Report) notes(f Format) string {
+func (r *Report) notes(f Format) string { return r.notesStyled(f, Style{}) }
+
+func (r *Report) notesStyled(f Format, st Style) string {
 	if r.Kind == Tools || len(r.Unpriced) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("\nUnpriced usage (no recorded cost and no price: its tokens are counted, its cost is not in the totals above):\n")
+	b.WriteString("\n" + apply(st.Unpriced, "Unpriced usage (no recorded cost and no price: its tokens are counted, its cost is not in the totals above):") + "\n")
 	g := grid{cols: []column{{"Provider", false}, {"Model", false}, {"Records", true}, {"Input", true}, {"Output", true},
 		{"Cache write", true}, {"Cache read", true}, {"Total tokens", true}}}
 	for _, u := range r.Unpriced {
@@ -148,6 +151,7 @@ func (r *Report) notes(f Format) string {
 		b.WriteString("\n")
 		g.markdown(&b)
 	} else {
+		g.style = Style{Header: st.Header, Rule: st.Rule}
 		g.table(&b)
 	}
 	for _, u := range r.Unpriced {
@@ -404,20 +408,35 @@ func (g *grid) table(b *strings.Builder) {
 			width[i] = max(width[i], utf8.RuneCountInString(c))
 		}
 	}
-	line := func(cells []string) {
+	line := func(cells []string, whole func(string) string, isTitle bool) {
 		var l strings.Builder
 		for i, c := range cells {
 			if i > 0 {
 				l.WriteString("  ")
 			}
 			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i == len(cells)-1 && !g.cols[i].right {
+				pad = "" // no trailing blanks
+			}
+			cell := c
+			switch {
+			case whole != nil:
+			case isTitle:
+				cell = apply(g.style.Header, c)
+			case strings.Contains(c, "unpriced"):
+				cell = apply(g.style.Unpriced, c)
+			}
 			if g.cols[i].right {
-				l.WriteString(pad + c)
+				l.WriteString(pad + cell)
 			} else {
-				l.WriteString(c + pad)
+				l.WriteString(cell + pad)
 			}
 		}
-		b.WriteString(strings.TrimRight(l.String(), " "))
+		out := strings.TrimRight(l.String(), " ")
+		if whole != nil {
+			out = apply(whole, out)
+		}
+		b.WriteString(out)
 		b.WriteByte('\n')
 	}
 	rule := func() {
@@ -425,17 +444,17 @@ func (g *grid) table(b *strings.Builder) {
 		for _, w := range width {
 			total += w
 		}
-		b.WriteString(strings.Repeat("─", total+2*(len(width)-1)))
+		b.WriteString(apply(g.style.Rule, strings.Repeat("─", total+2*(len(width)-1))))
 		b.WriteByte('\n')
 	}
-	line(all[0])
+	line(all[0], nil, true)
 	rule()
 	for _, row := range all[1 : 1+len(g.rows)] {
-		line(row)
+		line(row, nil, false)
 	}
 	if g.totals != nil {
 		rule()
-		line(all[len(all)-1])
+		line(all[len(all)-1], g.style.Total, false)
 	}
 }
 

@@ -54,6 +54,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := answer(ctx, &o, r); err != nil {
 		return nil, fmt.Errorf("duckdb %s: %w", o.DBPath, err)
 	}
+	applyOrder(r, o.Order)
 	return r, nil
 }
 
@@ -91,6 +92,9 @@ func answer(ctx context.Context, o *Options, r *Report) (err error) {
 	}
 	if !ok {
 		return ErrNoExport
+	}
+	if r.Files, err = problemFiles(ctx, db); err != nil {
+		return err
 	}
 	if o.Kind == Tools {
 		rows, err := toolCells(ctx, db, o, m.mode)

@@ -137,6 +137,25 @@ func readerNotes(ios *IO, opts *reportOptions, ro report.Options, args []string,
 		fmt.Fprintf(ios.ErrOut, "No session files found (looked in: %s).\n", lookedIn(ios, args, opts.Source))
 	}
 	if sum.Rejected > 0 {
-		printReportRejected(ios.ErrOut, sum, ro.DBPath)
+		fmt.Fprintln(ios.ErrOut, rejectedLine(sum, progOr(ios.Prog)))
 	}
+}
+
+// rejectedLine is the one stderr line of SPEC.md §7.6 for the files and
+// paths an ingest could not use, by status ("3 files not used (2
+// future_version, 1 not_session) — see: sessions-etl validate").
+func rejectedLine(sum *export.Summary, prog string) string {
+	// not_session files with a BOM are read (SPEC.md §1.5): the rest of
+	// the rejected files are the other not_session ones.
+	unreadable := sum.ByStatus["unreadable"] + sum.RejectedPaths
+	others := sum.ByStatus["future_version"] + sum.ByStatus["unrecognized_version"] + unreadable
+	counts := map[string]int{"not_session": sum.Rejected - others, "future_version": sum.ByStatus["future_version"],
+		"unrecognized_version": sum.ByStatus["unrecognized_version"], "unreadable": unreadable}
+	var parts []string
+	for _, st := range []string{"future_version", "unrecognized_version", "not_session", "unreadable"} {
+		if n := counts[st]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, st))
+		}
+	}
+	return fmt.Sprintf("%s not used (%s) — see: %s validate", plural(sum.Rejected, "file", "files"), strings.Join(parts, ", "), prog)
 }

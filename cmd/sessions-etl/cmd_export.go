@@ -35,10 +35,12 @@ func newExportCmd(ios *IO, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export [PATH...] --parquet DIR --duckdb FILE",
 		Short: "Export every session, entry, content block and billed token to Parquet and/or DuckDB",
-		Long: `export loads the session files into the tables of SPEC.md §3 (files, sessions,
-entries, content_blocks, usage, ingest_issues): as Parquet datasets (one
+		Long: `export loads the session files into six tables (files, sessions, entries,
+content_blocks, usage, ingest_issues): as Parquet datasets (one
 directory per table under --parquet DIR, zstd) and/or a DuckDB database
-(--duckdb FILE, with the views of queries/views.sql). At least one of the two
+(--duckdb FILE, with the views counted_usage, daily_usage, session_usage,
+project_usage, model_usage, unpriced_models, tool_calls, rejected_files). At
+least one of the two
 is required.
 
 Exports are incremental: a file whose path, size, mtime and inode are those of
@@ -47,8 +49,9 @@ those of a deleted file removed. The database changes in one transaction and
 each Parquet dataset is swapped in whole, so a failed run leaves the previous
 export intact. Without --duckdb the state is kept in DIR/_state.duckdb.
 
-Usage copied by forks and duplicated files is counted once (usage.counted,
-SPEC.md §4). Costs: --cost auto uses the recorded cost when present and
+Usage copied by forks and duplicated files is counted once (usage.counted:
+each billed record, identified by its entry id and timestamp, counts in the
+session with the oldest header). Costs: --cost auto uses the recorded cost when present and
 non-zero for non-zero tokens, else the price table; recorded and calculate use
 only one of them; records without a cost are "unpriced" (NULL, never $0).
 
@@ -116,7 +119,7 @@ func runExport(cmd *cobra.Command, ios *IO, opts *exportOptions, args []string) 
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
 	}
 	pr := &phaseProgress{ios: ios, g: opts.globalOptions}
-	eo.Progress = pr
+	eo.Progress = pr.withTotal()
 	sum, err := export.Run(cmd.Context(), eo)
 	pr.done()
 	if err != nil {
@@ -269,7 +272,34 @@ func (p *phaseProgress) Phase(name string) {
 		p.bar = &progress{}
 		return
 	}
-	p.bar = newProgress(p.ios, p.g, name)
+	if name == "reading" {
+		p.bar = newProgress(p.ios, p.g, name)
+		return
+	}
+	p.bar = newSpinner(p.ios, p.g, name)
+}
+
+// totalProgress is a phaseProgress that shows a total (export.ProgressTotal):
+// used only when a bar is shown, since announcing a total costs a second
+// walk of the directories.
+type totalProgress struct{ *phaseProgress }
+
+// withTotal is p as an export.Progress, with a total when a bar is shown.
+func (p *phaseProgress) withTotal() export.Progress {
+	if p.ios.ErrIsTerminal && !p.g.Quiet && !p.g.JSON {
+		return totalProgress{p}
+	}
+	return p
+}
+
+// Grow announces bytes to read (export.ProgressTotal).
+func (p totalProgress) Grow(n int64) {
+	p.mu.Lock()
+	bar := p.bar
+	p.mu.Unlock()
+	if bar != nil {
+		bar.Grow(n)
+	}
 }
 
 func (p *phaseProgress) Add(n int64) {

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessions-etl/sessions-etl/importer"
-	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 )
 
 func init() { registerCommand(newImportCmd) }
@@ -34,7 +34,7 @@ func newImportCmd(ios *IO, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import [SOURCE...] [--to DIR]",
 		Short: "Copy legacy pi and Prime sessions into an Atomic v4 store, upgrading the copies (sources untouched)",
-		Long: `import copies sessions into an Atomic store (SPEC.md §2.5), upgrading each copy to
+		Long: `import copies sessions into an Atomic store, upgrading each copy to
 format v4 on the way; the source files are only read, never modified or locked.
 
 SOURCEs default to the pi and Prime roots (~/.pi/agent/sessions, ~/.pi/agent/*.jsonl,

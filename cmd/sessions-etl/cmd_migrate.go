@@ -40,7 +40,8 @@ func newMigrateCmd(ios *IO, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate [PATH...]",
 		Short: "Upgrade v1, v2, v3 and early-v4 session files to v4 in place (atomic, locked, undoable)",
-		Long: `migrate upgrades session files to format v4 in place (SPEC.md §2).
+		Long: `migrate upgrades session files to format v4 in place, under the agent's own
+lock, atomically, byte-faithful, with a backup and an undo journal.
 
 Only files that validate as needs_upgrade are rewritten; current, torn, corrupt,
 future and unrecognized files are never modified (--repair is the one opt-in

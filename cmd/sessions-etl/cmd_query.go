@@ -43,7 +43,7 @@ func newQueryCmd(ios *IO, g *globalOptions) *cobra.Command {
 	opts := &queryOptions{globalOptions: g}
 	cmd := &cobra.Command{
 		Use:   "query 'SQL' [PATH...] [--duckdb FILE] [--json|--csv]",
-		Short: "Run SQL against an exported DuckDB database (tables of SPEC.md §3 and the views of queries/)",
+		Short: "Run SQL against an exported DuckDB database (its tables and usage views)",
 		Long: `query runs one SQL statement against a DuckDB database written by export or
 report (read-only) and prints the result: an aligned table, JSON Lines
 (--json, one object per row) or CSV (--csv).

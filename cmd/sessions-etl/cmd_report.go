@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -37,6 +36,11 @@ type reportOptions struct {
 	Cost      string
 	Pricing   string
 	budget    budgetFlags // --budget-daily, … (cmd_budget.go)
+	Strict    bool
+	Last      string
+	Order     string
+	Compact   bool
+	Color     string
 }
 
 var reportShort = map[report.Kind]string{
@@ -69,7 +73,7 @@ func newReportCmd(ios *IO, g *globalOptions) *cobra.Command {
 		Use:   "report daily|weekly|monthly|session|project|model|provider|tools|blocks [PATH...]",
 		Short: "Usage and cost reports: forks counted once, every billed kind, real prices",
 		Long: `report answers "what did my agents cost, per day, week, month, session, project,
-model, provider" and "which tools did they call" (SPEC.md §4, §5).
+model, provider" and "which tools did they call".
 
 It needs no set-up: the session files (the default roots, or the PATHs given)
 are first ingested incrementally into a DuckDB database in the user's cache
@@ -101,7 +105,8 @@ for non-zero tokens, else the price table; recorded and calculate use only
 one. --pricing FILE replaces the bundled price table. Usage with no cost is
 "unpriced": its tokens count, it is listed by model under every report, it
 is never shown as $0, and totals that include it say so ("+ unpriced"; in
-JSON "costIncomplete": true, and totalCost null when nothing is priced).
+JSON "costIncomplete": true; totalCost is always a number, the cost of
+the priced records).
 
 Filters: --source LABEL (pi, atomic, prime, omp, openclaw, kimchi, custom,
 or a config store's name); --project NAME (the project name or
@@ -117,11 +122,28 @@ totalTokens, totalCost, modelsUsed, modelBreakdowns, and totals) plus our
 fields ("report", "unpriced", record counts). --breakdown adds a line per
 model under each row.
 
-Exit status: 0 on success, 1 when some files could not be read (not a
-session, unknown version, an unreadable file or directory; stderr names them
-and the report still covers the others) or the report failed, 2 on usage
-errors.`,
-		Args: cobra.NoArgs,
+Damaged files: a report is a reader. It uses every complete record of a
+damaged file (torn, corrupt) and leaves out the files it cannot use (not a
+session, an unknown version, unreadable); stderr then gets one line per kind
+of problem, under --quiet and --json too, e.g.
+  2 files not used (1 future_version, 1 not_session) — see: sessions-etl validate
+  3 damaged files used in part (1 torn, 2 corrupt) — see: sessions-etl validate
+and --json lists them under "files": "rejected" and "salvaged" (path,
+status, error codes, lines).
+
+Exit status: 0 when the report was printed, whatever the state of the
+files (1 with --strict when some files were not used or used only in part);
+1 when the report failed; 2 on usage errors.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown report %q (want daily, weekly, monthly, session, project, model, provider or tools)", args[0])
+			if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+				msg += "; did you mean " + strings.Join(sug, " or ") + "?"
+			}
+			return usagef("%s", msg)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return usagef("report needs a kind: daily, weekly, monthly, session, project, model, provider or tools")
 		},
@@ -132,7 +154,11 @@ errors.`,
 	f.BoolVar(&g.JSON, "json", false, "one JSON document on stdout, in ccusage's shape (not JSON Lines)")
 	f.StringVar(&opts.DB, "db", "", "DuckDB database to refresh and report from (default: one in the user's cache directory)")
 	f.BoolVar(&opts.NoRefresh, "no-refresh", false, "report on the database as it is, without reading the session files")
-	f.StringVar(&opts.Since, "since", "", "first day, inclusive, in --tz (YYYY-MM-DD or YYYYMMDD)")
+	f.StringVar(&opts.Since, "since", "", "first day, inclusive, in --tz (YYYY-MM-DD, YYYYMMDD, or 7d, 2w, 3m ago)")
+	f.StringVar(&opts.Last, "last", "", "the last N days, weeks or months up to today (7d, 2w, 3m; a bare N counts the report's periods)")
+	f.StringVar(&opts.Order, "order", "", "asc or desc: rows by time (time reports, sessions; default asc) or by cost (others; default desc)")
+	f.BoolVar(&opts.Compact, "compact", false, "a narrower table, at most 80 columns (key, models, input, output, total, cost)")
+	f.StringVar(&opts.Color, "color", "auto", "colour the table and warnings: auto (on a terminal, unless NO_COLOR; FORCE_COLOR forces), always or never")
 	f.StringVar(&opts.Until, "until", "", "last day, inclusive, in --tz (YYYY-MM-DD or YYYYMMDD)")
 	f.StringVar(&opts.TZ, "tz", "", "IANA time zone for days, weeks and months (default: local, honouring TZ)")
 	f.StringVar(&opts.Source, "source", "", "only usage from files of this source label: pi, atomic, prime, omp, openclaw, kimchi, custom, or a config store's name")
@@ -142,7 +168,8 @@ errors.`,
 	f.BoolVar(&opts.CSV, "csv", false, "CSV output")
 	f.BoolVar(&opts.MD, "md", false, "Markdown table output")
 	f.StringVar(&opts.Cost, "cost", "auto", "auto, recorded or calculate")
-	f.StringVar(&opts.Pricing, "pricing", "", "price table file replacing the bundled one (format: package pricing)")
+	f.BoolVar(&opts.Strict, "strict", false, "exit 1 when some files were not used or used only in part")
+	f.StringVar(&opts.Pricing, "pricing", "", "price table file replacing the bundled one (JSON: source, retrieved, models with USD per million tokens)")
 	addBudgetFlags(f, &opts.budget, "budget-")
 	for _, k := range report.Kinds {
 		kind := k
@@ -185,19 +212,44 @@ func reportRunOptions(ios *IO, opts *reportOptions, kind report.Kind, args []str
 		return ro, usageError{err}
 	}
 	ro.CostMode = mode
-	for _, d := range []struct {
-		flag, val string
-		dst       *time.Time
-	}{{"--since", opts.Since, &ro.Since}, {"--until", opts.Until, &ro.Until}} {
-		if d.val == "" {
-			continue
-		}
-		if *d.dst, err = report.ParseDate(d.val); err != nil {
-			return ro, usagef("%s: %v", d.flag, err)
+	if ro.Zone, err = report.ResolveZone(opts.TZ); err != nil {
+		return ro, usageError{err}
+	}
+	loc := ro.Zone.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	now := time.Now()
+	if ios.Now != nil {
+		now = ios.Now()
+	}
+	if opts.Since != "" && opts.Last != "" {
+		return ro, usagef("--since and --last exclude each other")
+	}
+	if opts.Since != "" {
+		if ro.Since, err = report.ParseSince(opts.Since, now, loc); err != nil {
+			return ro, usagef("--since: %v", err)
 		}
 	}
+	if opts.Last != "" {
+		if ro.Since, err = report.ParseLast(opts.Last, kind, now, loc); err != nil {
+			return ro, usagef("--last: %v", err)
+		}
+	}
+	if opts.Until != "" {
+		if ro.Until, err = report.ParseDate(opts.Until); err != nil {
+			return ro, usagef("--until: %v", err)
+		}
+	}
+	if opts.Order != "" && opts.Order != "asc" && opts.Order != "desc" {
+		return ro, usagef("--order %q: want asc or desc", opts.Order)
+	}
+	ro.Order = opts.Order
+	if _, err := useColor(opts.Color, os.Getenv, false); err != nil {
+		return ro, err
+	}
 	if !ro.Since.IsZero() && !ro.Until.IsZero() && ro.Until.Before(ro.Since) {
-		return ro, usagef("--until %s is before --since %s", opts.Until, opts.Since)
+		return ro, usagef("--until %s is before --since %s", opts.Until, ro.Since.Format(time.DateOnly))
 	}
 	if err := validSource(ios, opts.Source); err != nil {
 		return ro, err
@@ -206,9 +258,6 @@ func reportRunOptions(ios *IO, opts *reportOptions, kind report.Kind, args []str
 		if !slices.Contains(ingest.Labels, s.Label) {
 			ro.Labels = append(ro.Labels, s.Label)
 		}
-	}
-	if ro.Zone, err = report.ResolveZone(opts.TZ); err != nil {
-		return ro, usageError{err}
 	}
 	if opts.Pricing != "" {
 		t, err := pricing.Load(opts.Pricing)
@@ -237,13 +286,22 @@ func reportRunOptions(ios *IO, opts *reportOptions, kind report.Kind, args []str
 
 func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Options, args []string) error {
 	pr := &phaseProgress{ios: ios, g: opts.globalOptions}
-	ro.Progress = pr
+	ro.Progress = pr.withTotal()
 	r, err := report.Run(cmd.Context(), ro)
 	pr.done()
 	if err != nil {
 		return err
 	}
 	r.Budget = opts.budget.Budgets.LimitFor(ro.Kind, ro.Project)
+	getenv := ios.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	outColor, err := useColor(opts.Color, getenv, ios.OutIsTerminal)
+	if err != nil {
+		return err
+	}
+	errColor, _ := useColor(opts.Color, getenv, ios.ErrIsTerminal)
 	out := bufio.NewWriterSize(ios.Out, 64<<10)
 	switch {
 	case opts.JSON:
@@ -253,7 +311,8 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 	case opts.MD:
 		err = r.WriteText(out, report.Markdown, opts.Breakdown)
 	default:
-		err = r.WriteText(out, report.Table, opts.Breakdown)
+		err = r.WriteTable(out, report.TableOptions{Breakdown: opts.Breakdown, Models: true, Compact: opts.Compact,
+			Width: ios.OutWidth, Style: tableStyle(outColor)})
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr
@@ -266,6 +325,12 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 			fmt.Fprintf(ios.ErrOut, "note: %s\n", n)
 		}
 	}
+	// SPEC.md §7.6: a report is a reader. It exits 0 once it printed its
+	// answer and says on stderr, one line per kind of problem and under
+	// --quiet and --json too, what it left out or used in part.
+	for _, line := range r.Files.Summary(ios.Prog) {
+		warnLine(ios, errColor, line)
+	}
 	sum := r.Ingest
 	if sum != nil && ios.ErrIsTerminal && !opts.JSON && !opts.Quiet && sum.Read > 0 {
 		fmt.Fprintf(ios.ErrOut, "Read %d of %d files (%s) into %s in %.1fs.\n", sum.Read, sum.Files,
@@ -273,57 +338,27 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 	}
 	if ro.Managed && len(args) > 0 && !opts.JSON && !opts.Quiet {
 		// Not the default database: say which it is and how to query it.
-		fmt.Fprintf(ios.ErrOut, "Report database for %s: %s\nQuery it: sessions-etl query 'SELECT * FROM daily_usage' %s\n",
-			strings.Join(quoteArgs(args), " "), ro.DBPath, strings.Join(quoteArgs(args), " "))
+		fmt.Fprintf(ios.ErrOut, "Report database for %s: %s\nQuery it: %s query 'SELECT * FROM daily_usage' %s\n",
+			strings.Join(quoteArgs(args), " "), ro.DBPath, progOr(ios.Prog), strings.Join(quoteArgs(args), " "))
 	}
 	if sum != nil && sum.Files == 0 && !opts.JSON && !opts.Quiet {
 		// Nothing was found to report on: say where the search went.
 		fmt.Fprintf(ios.ErrOut, "No session files found (looked in: %s).\n", lookedIn(ios, args, opts.Source))
 	}
-	if sum == nil {
-		return nil
+	if sum != nil && sum.Kept > 0 {
+		fmt.Fprintf(ios.ErrOut, "%s under the paths that could not be read kept the usage an earlier run read from them\n",
+			plural(sum.Kept, "file", "files"))
 	}
-	if sum.Rejected > 0 {
-		if !opts.Quiet {
-			printReportRejected(ios.ErrOut, sum, ro.DBPath)
-		}
+	if opts.Strict && (len(r.Files.Rejected) > 0 || len(r.Files.Salvaged) > 0) {
 		return errFailed
 	}
 	return nil
 }
 
-// printReportRejected writes report's note on the files and paths that
-// could not be used (export.Summary.Rejected): how many of each status,
-// the first export.RejectedListed by path with their first error, and how
-// to list them all (in the report's database db). Paths that could not be read at all (an unreadable
-// directory) are counted as unreadable, and among the paths looked at.
-func printReportRejected(w io.Writer, sum *export.Summary, db string) {
-	// not_session files with a BOM are read (SPEC.md §1.5): the rest of
-	// the rejected files are the other not_session ones.
-	unreadable := sum.ByStatus["unreadable"] + sum.RejectedPaths
-	others := sum.ByStatus["future_version"] + sum.ByStatus["unrecognized_version"] + unreadable
-	counts := map[string]int{"not_session": sum.Rejected - others, "future_version": sum.ByStatus["future_version"],
-		"unrecognized_version": sum.ByStatus["unrecognized_version"], "unreadable": unreadable}
-	var parts []string
-	for _, st := range []string{"not_session", "future_version", "unrecognized_version", "unreadable"} {
-		if n := counts[st]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, st))
-		}
+// progOr is prog, or "sessions-etl" when unset.
+func progOr(prog string) string {
+	if prog == "" {
+		return "sessions-etl"
 	}
-	what := "files"
-	if sum.RejectedPaths > 0 {
-		what = "files and paths"
-	}
-	fmt.Fprintf(w, "sessions-etl: %d of %d %s could not be used (%s); their usage is not in this report:\n",
-		sum.Rejected, sum.Files+sum.RejectedPaths, what, strings.Join(parts, ", "))
-	for _, f := range sum.RejectedFiles {
-		fmt.Fprintf(w, "  %-20s %s%s\n", f.Status, showPath(f.Path), rejectedWhy(f))
-	}
-	if more := sum.Rejected - len(sum.RejectedFiles); more > 0 {
-		fmt.Fprintf(w, "  … and %d more: sessions-etl query --duckdb %s 'SELECT * FROM rejected_files'\n", more, strings.Join(quoteArgs([]string{db}), ""))
-	}
-	if sum.Kept > 0 {
-		fmt.Fprintf(w, "  (%s under the paths that could not be read kept the usage an earlier run read from them.)\n", plural(sum.Kept, "file", "files"))
-	}
-	fmt.Fprintf(w, "Run 'sessions-etl validate' on the same paths to see each file and line.\n")
+	return prog
 }

@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const reportCases = "../../testdata/cases"
@@ -162,8 +165,8 @@ func TestReportFlags(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if r := decodeReport(t, out); r.Totals.TotalCost != nil || r.Totals.UnpricedRecords != 2 || !r.Totals.CostIncomplete {
-		t.Errorf("recorded cost of v1 usage: %+v, want null cost and 2 unpriced records", r.Totals)
+	if r := decodeReport(t, out); r.Totals.TotalCost == nil || *r.Totals.TotalCost != 0 || r.Totals.UnpricedRecords != 2 || !r.Totals.CostIncomplete {
+		t.Errorf("recorded cost of v1 usage: %+v, want cost 0 (a number, never null), costIncomplete and 2 unpriced records", r.Totals)
 	}
 	prices := filepath.Join(t.TempDir(), "prices.json")
 	if err := os.WriteFile(prices, []byte(`{"source": "mine", "retrieved": "2026-01-01", "unit": "USD per million tokens",
@@ -195,14 +198,100 @@ func TestReportFlags(t *testing.T) {
 	}
 }
 
-// TestReportRejectedFiles: files that cannot be read make the exit status
-// 1, and the report still covers the others.
+// TestReportRejectedFiles: a report over files it cannot use still exits
+// 0 (SPEC.md §7.6: reports are readers), covers the others and says so in
+// one stderr line, under --quiet too, on unchanged re-runs too; --strict
+// exits 1.
 func TestReportRejectedFiles(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(t.TempDir(), "cache"))
 	dirs := []string{filepath.Join(reportCases, "c03-future-version"), filepath.Join(reportCases, "c13-prime-child-usage")}
-	code, out, errOut := runReportCLI(t, t.TempDir(), append([]string{"report", "provider"}, dirs...)...)
-	if code != ExitFailed || !strings.Contains(out, "anthropic") {
-		t.Errorf("exit %d, stderr %q, out:\n%s", code, errOut, out)
+	const line = "1 file not used (1 future_version) — see: sessions-etl validate\n"
+	for _, flags := range [][]string{{}, {"--quiet"}, {"--quiet"}} {
+		code, out, errOut := runReportCLI(t, t.TempDir(), append(append([]string{"report", "provider"}, flags...), dirs...)...)
+		if code != ExitOK || !strings.Contains(out, "anthropic") || !strings.HasPrefix(errOut, line) {
+			t.Errorf("%v: exit %d, stderr %q, out:\n%s", flags, code, errOut, out)
+		}
+		if len(flags) > 0 && errOut != line {
+			t.Errorf("%v: stderr %q, want only %q", flags, errOut, line)
+		}
+	}
+	code, out, errOut := runReportCLI(t, t.TempDir(), append([]string{"report", "provider", "--strict"}, dirs...)...)
+	if code != ExitFailed || !strings.Contains(out, "anthropic") || !strings.HasPrefix(errOut, line) {
+		t.Errorf("--strict: exit %d, want 1; stderr %q, out:\n%s", code, errOut, out)
+	}
+}
+
+// TestReportC22 is case c22 through the command: exit 0, the one stderr
+// line of the case (under --json and --quiet too), files.salvaged in the
+// JSON, exit 1 with --strict.
+func TestReportC22(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(t.TempDir(), "cache"))
+	dir, err := filepath.Abs(filepath.Join(reportCases, "c22-damaged-files-used"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type file struct {
+		Path   string   `json:"path"`
+		Status string   `json:"status"`
+		Codes  []string `json:"codes"`
+		Lines  []int    `json:"lines"`
+	}
+	var exp struct {
+		R struct {
+			Exit       int    `json:"exit"`
+			ExitStrict int    `json:"exit_with_strict"`
+			Rejected   []file `json:"files.rejected"`
+			Salvaged   []file `json:"files.salvaged"`
+			StderrLine string `json:"stderr_line"`
+		} `json:"report_json"`
+	}
+	if err := json.Unmarshal(raw, &exp); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	for _, flags := range [][]string{{"--json"}, {"--quiet"}, {}} {
+		code, out, errOut := runReportCLI(t, home, append([]string{"report", "daily", "--tz", "UTC", dir}, flags...)...)
+		if code != exp.R.Exit {
+			t.Errorf("%v: exit %d, want %d", flags, code, exp.R.Exit)
+		}
+		if !strings.HasPrefix(errOut, exp.R.StderrLine+"\n") || (len(flags) > 0 && errOut != exp.R.StderrLine+"\n") {
+			t.Errorf("%v: stderr %q, want the line %q", flags, errOut, exp.R.StderrLine)
+		}
+		if len(flags) == 0 || flags[0] != "--json" {
+			continue
+		}
+		var got struct {
+			Files struct {
+				Rejected []file `json:"rejected"`
+				Salvaged []file `json:"salvaged"`
+			} `json:"files"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got.Files.Salvaged {
+			rel, err := filepath.Rel(dir, got.Files.Salvaged[i].Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got.Files.Salvaged[i].Path = rel
+		}
+		sortFiles := func(fs []file) { sort.Slice(fs, func(i, j int) bool { return fs[i].Path < fs[j].Path }) }
+		sortFiles(got.Files.Salvaged)
+		sortFiles(exp.R.Salvaged)
+		if d := cmp.Diff(exp.R.Salvaged, got.Files.Salvaged); d != "" {
+			t.Errorf("files.salvaged (-want +got):\n%s", d)
+		}
+		if got.Files.Rejected == nil || len(got.Files.Rejected) != len(exp.R.Rejected) {
+			t.Errorf("files.rejected %v, want %v", got.Files.Rejected, exp.R.Rejected)
+		}
+	}
+	if code, _, _ := runReportCLI(t, home, "report", "daily", "--strict", "--quiet", dir); code != exp.R.ExitStrict {
+		t.Errorf("--strict: exit %d, want %d", code, exp.R.ExitStrict)
 	}
 }
 

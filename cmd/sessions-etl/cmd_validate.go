@@ -26,7 +26,7 @@ func newValidateCmd(ios *IO, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate [PATH...]",
 		Short: "Give every session file a verdict: would the agent load it, and if not, why and where",
-		Long: `validate reads every session file and gives it one status (SPEC.md §1.5):
+		Long: `validate reads every session file and gives it one status:
 current, needs_upgrade, empty (fine), or not_session, future_version,
 unrecognized_version, torn, corrupt, unreadable (errors), with the issues that
 explain it (file, line, stable code). Files are only read, never written.

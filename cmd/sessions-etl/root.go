@@ -17,8 +17,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
-	"github.com/sessions-etl/sessions-etl/internal/userdirs"
 	"github.com/sessions-etl/sessions-etl/internal/config"
+	"github.com/sessions-etl/sessions-etl/internal/userdirs"
 )
 
 // Exit codes (README.md, SPEC.md §5).
@@ -34,7 +34,10 @@ const (
 type IO struct {
 	In            io.Reader
 	Out, ErrOut   io.Writer
-	ErrIsTerminal bool             // show progress bars on ErrOut
+	ErrIsTerminal bool // show progress bars on ErrOut
+	OutIsTerminal bool // stdout is a terminal (colour with --color auto)
+	OutWidth      int  // stdout's width in columns when a terminal (0: unknown)
+	Getenv        func(string) string
 	Now           func() time.Time // injected clock
 	Home          string           // the user's home directory (default roots)
 	// Env looks up an environment variable (the variables that move
@@ -44,6 +47,10 @@ type IO struct {
 	// Config is the configuration file's content, loaded before a command
 	// runs (loadConfig; never nil then).
 	Config *config.Config
+	// Prog is how the user ran the tool, for hints that must work as
+	// printed: "sessions-etl", or the path typed ("bin/sessions-etl") when
+	// it was run by path.
+	Prog string
 }
 
 // getenv looks up a variable through ios.Env ("" when unset).
@@ -81,6 +88,16 @@ func loadConfig(ios *IO) error {
 	}
 	ios.Config = c
 	return nil
+
+}
+
+// progName is the program as the user typed it when that was a path to
+// sessions-etl (./sessions-etl, bin/sessions-etl), else "sessions-etl".
+func progName(arg0 string) string {
+	if strings.ContainsRune(arg0, filepath.Separator) && filepath.Base(arg0) == "sessions-etl" {
+		return arg0
+	}
+	return "sessions-etl"
 }
 
 // globalOptions are the flags every command shares (SPEC.md §5).
@@ -115,10 +132,14 @@ func usagef(format string, args ...any) error {
 // returns the process exit code.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	home, _ := os.UserHomeDir()
-	ios := &IO{In: stdin, Out: stdout, ErrOut: stderr, Now: time.Now, Home: home}
+	ios := &IO{In: stdin, Out: stdout, ErrOut: stderr, Now: time.Now, Home: home, Prog: progName(os.Args[0])}
 	if f, ok := stderr.(*os.File); ok {
 		ios.ErrIsTerminal = term.IsTerminal(int(f.Fd()))
 	}
+	if f, ok := stdout.(*os.File); ok {
+		ios.OutIsTerminal, ios.OutWidth = streamInfo(f)
+	}
+	ios.Getenv = os.Getenv
 	return runWith(ctx, ios, args)
 }
 
@@ -191,6 +212,7 @@ Exit codes: 0 success, 1 some files failed or were rejected, 2 usage error, 130 
 	for _, mk := range commandMakers {
 		root.AddCommand(mk(ios, g))
 	}
+	setupConventions(root)
 	return root
 }
 

@@ -123,6 +123,8 @@ status (SPEC.md §7.6).
   sessions-etl budget check --weekly 100 --project-budget web:daily=10 --json
   sessions-etl budget check --daily 20 || notify-send "agent spend over budget"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			configDefaults(cmd, ios, &opts.TZ, &opts.Cost, &opts.Pricing)
+			configBudgets(ios, &opts.budget.Budgets)
 			if !opts.budget.Any() {
 				return usagef("no budget to check: give --daily, --weekly, --monthly or --project-budget")
 			}
@@ -203,5 +205,33 @@ func completeValues(cmd *cobra.Command) {
 		if cmd.Flags().Lookup(name) != nil {
 			_ = cmd.MarkFlagFilename(name)
 		}
+	}
+}
+
+// configBudgets fills the budgets the command line left unset from the
+// configuration file's [budgets] section (a flag beats the file, period by
+// period and project by project).
+func configBudgets(ios *IO, b *report.Budgets) {
+	if ios.Config == nil {
+		return
+	}
+	c := ios.Config.Budgets
+	fill := func(dst *float64, v *float64) {
+		if *dst == 0 && v != nil {
+			*dst = *v
+		}
+	}
+	fill(&b.Daily, c.Daily)
+	fill(&b.Weekly, c.Weekly)
+	fill(&b.Monthly, c.Monthly)
+	for name, p := range c.Projects {
+		l := b.Projects[name]
+		fill(&l.Daily, p.Daily)
+		fill(&l.Weekly, p.Weekly)
+		fill(&l.Monthly, p.Monthly)
+		if b.Projects == nil {
+			b.Projects = map[string]report.Limits{}
+		}
+		b.Projects[name] = l
 	}
 }

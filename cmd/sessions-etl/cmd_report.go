@@ -180,6 +180,7 @@ files (1 with --strict when some files were not used or used only in part);
 				"\n\nSee 'sessions-etl report --help' for what is counted, time zones, costs and filters.",
 			RunE: func(cmd *cobra.Command, args []string) error {
 				configDefaults(cmd, ios, &opts.TZ, &opts.Cost, &opts.Pricing)
+				configBudgets(ios, &opts.budget.Budgets)
 				ro, err := reportRunOptions(ios, opts, kind, args)
 				if err != nil {
 					return err

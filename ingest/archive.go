@@ -200,6 +200,12 @@ func (w *walker) archive(r Root, fi fs.FileInfo) error {
 			return nil
 		}
 		f.Path, f.Source, f.Archive, f.Member, f.Kind = vpath, w.source(r, vpath), r.Path, clean, KindOf(path.Base(clean))
+		if (inPiAgentDir(vpath) || f.Kind.Trajectory) && f.Kind.Compression == "" && data != nil && notASessionIn(bytes.NewReader(data)) {
+			// As on disk: another kind of JSONL file (a member read
+			// while listed; a larger one is validated).
+			w.report(vpath, f.Source, CodeNotASessionFile, SeverityNote, "another kind of JSONL file (its first record is not a session header): not read")
+			return nil
+		}
 		return w.fn(f)
 	}
 	skipped := func(name, what string) {
@@ -236,6 +242,15 @@ func (w *walker) archive(r Root, fi fs.FileInfo) error {
 			}
 			if !KindOf(path.Base(zf.Name)).Session {
 				continue
+			}
+			data = nil
+			if zf.UncompressedSize64 <= maxPendingMember {
+				if clean, _ := cleanMember(zf.Name); inPiAgentDir(r.Path+MemberSep+clean) || KindOf(path.Base(clean)).Trajectory {
+					if rc, err := zf.Open(); err == nil {
+						data, _ = io.ReadAll(io.LimitReader(rc, int64(maxPendingMember)))
+						rc.Close()
+					}
+				}
 			}
 			if err := member(zf.Name, i, File{Size: int64(zf.UncompressedSize64), ModTime: zf.Modified,
 				Mode: mode, Ino: uint64(zf.CRC32)<<32 | zf.UncompressedSize64&0xffffffff}); err != nil {

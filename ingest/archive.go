@@ -3,6 +3,7 @@ package ingest
 import (
 	"archive/tar"
 	"archive/zip"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -79,8 +80,18 @@ type archiveIndex struct {
 	format  string
 	mu      sync.Mutex
 	ordinal map[string]int // member → position of its header in the stream
+	isFile  map[int]bool   // ordinals of the members discovery passed on and nobody asked for yet
 	cursors []*tarCursor   // idle sequential readers (tar formats)
-	zr      *zip.ReadCloser
+	// pending holds small members a cursor went past before they were
+	// asked for (workers ask in about discovery order, not exactly), so
+	// that the worker that asks next does not decompress from the start.
+	pending      map[int][]byte
+	pendingBytes int64
+	// busy maps the cursors in use to the ordinal each is reading; cond
+	// (on mu) signals one coming back.
+	busy map[*tarCursor]int
+	cond *sync.Cond
+	zr   *zip.ReadCloser
 }
 
 // archives holds the index of every archive discovery opened, by path.
@@ -147,17 +158,20 @@ func tarStream(p, format string) (*os.File, io.ReadCloser, error) {
 // re-reads a member whose content changed. Nothing is extracted.
 func (w *walker) archive(r Root, fi fs.FileInfo) error {
 	format := ArchiveFormatOf(baseName(r.Path))
-	ix := &archiveIndex{path: r.Path, format: format, ordinal: map[string]int{}}
+	ix := &archiveIndex{path: r.Path, format: format, ordinal: map[string]int{}, isFile: map[int]bool{}, pending: map[int][]byte{},
+		busy: map[*tarCursor]int{}}
+	ix.cond = sync.NewCond(&ix.mu)
 	if old, loaded := archives.LoadOrStore(r.Path, ix); loaded {
 		ix = old.(*archiveIndex)
 		ix.mu.Lock()
-		ix.ordinal = map[string]int{}
+		ix.ordinal, ix.isFile, ix.pending, ix.pendingBytes = map[string]int{}, map[int]bool{}, map[int][]byte{}, 0
 		for _, c := range ix.cursors {
 			c.close()
 		}
 		ix.cursors = nil
 		ix.mu.Unlock()
 	}
+	var data []byte // the member's content, read while listing (tar), or nil
 	member := func(name string, ord int, f File) error {
 		clean, changed := cleanMember(name)
 		vpath := r.Path + MemberSep + clean
@@ -168,13 +182,30 @@ func (w *walker) archive(r Root, fi fs.FileInfo) error {
 			w.report(vpath, w.source(r, vpath), CodeArchiveMember, SeverityWarning,
 				fmt.Sprintf("member %q is shown as %q (an absolute path or \"..\" is not followed; nothing is extracted)", name, clean))
 		}
-		if _, dup := ix.ordinal[clean]; dup {
+		ix.mu.Lock() // workers may be reading earlier members
+		_, dup := ix.ordinal[clean]
+		if !dup {
+			ix.ordinal[clean] = ord
+			ix.isFile[ord] = true
+			if data != nil {
+				ix.pending[ord] = data // reserved in pendingBytes by the listing
+			}
+		} else if data != nil {
+			ix.pendingBytes -= int64(len(data))
+		}
+		ix.mu.Unlock()
+		if dup {
 			w.report(vpath, w.source(r, vpath), CodeArchiveMember, SeverityWarning,
 				fmt.Sprintf("a second member named %q: not read (the first one is)", name))
 			return nil
 		}
-		ix.ordinal[clean] = ord
 		f.Path, f.Source, f.Archive, f.Member, f.Kind = vpath, w.source(r, vpath), r.Path, clean, KindOf(path.Base(clean))
+		if (inPiAgentDir(vpath) || f.Kind.Trajectory) && f.Kind.Compression == "" && data != nil && notASessionIn(bytes.NewReader(data)) {
+			// As on disk: another kind of JSONL file (a member read
+			// while listed; a larger one is validated).
+			w.report(vpath, f.Source, CodeNotASessionFile, SeverityNote, "another kind of JSONL file (its first record is not a session header): not read")
+			return nil
+		}
 		return w.fn(f)
 	}
 	skipped := func(name, what string) {
@@ -211,6 +242,15 @@ func (w *walker) archive(r Root, fi fs.FileInfo) error {
 			}
 			if !KindOf(path.Base(zf.Name)).Session {
 				continue
+			}
+			data = nil
+			if zf.UncompressedSize64 <= maxPendingMember {
+				if clean, _ := cleanMember(zf.Name); inPiAgentDir(r.Path+MemberSep+clean) || KindOf(path.Base(clean)).Trajectory {
+					if rc, err := zf.Open(); err == nil {
+						data, _ = io.ReadAll(io.LimitReader(rc, int64(maxPendingMember)))
+						rc.Close()
+					}
+				}
 			}
 			if err := member(zf.Name, i, File{Size: int64(zf.UncompressedSize64), ModTime: zf.Modified,
 				Mode: mode, Ino: uint64(zf.CRC32)<<32 | zf.UncompressedSize64&0xffffffff}); err != nil {
@@ -256,8 +296,30 @@ func (w *walker) archive(r Root, fi fs.FileInfo) error {
 		if !KindOf(path.Base(h.Name)).Session {
 			continue
 		}
+		// A small member is kept for the worker that reads it (the stream
+		// is decompressed once), within maxPendingBytes; a larger one, or
+		// one beyond the budget, is read again by a cursor.
+		data = nil
+		ix.mu.Lock()
+		keep := h.Size <= maxPendingMember && ix.pendingBytes+h.Size <= maxPendingBytes
+		if keep {
+			ix.pendingBytes += h.Size
+		}
+		ix.mu.Unlock()
 		d := xxh3.New()
-		if _, err := io.Copy(d, tr); err != nil {
+		if keep {
+			if data, err = io.ReadAll(io.LimitReader(tr, h.Size)); err == nil {
+				_, _ = d.Write(data)
+			} else {
+				ix.mu.Lock()
+				ix.pendingBytes -= h.Size
+				ix.mu.Unlock()
+				data = nil
+			}
+		} else {
+			_, err = io.Copy(d, tr)
+		}
+		if err != nil {
 			clean, _ := cleanMember(h.Name)
 			vpath := r.Path + MemberSep + clean
 			w.report(vpath, w.source(r, vpath), CodeUnreadable, SeverityError, archiveDamage(format, h.Name, err))
@@ -326,50 +388,111 @@ func openMember(ix *archiveIndex, member string) (io.ReadCloser, error) {
 		}
 		return &memberReader{rc: rc, name: ix.path + MemberSep + member, format: "zip"}, nil
 	}
+	ix.isFile[ord] = false // asked for: no cursor going past it keeps it
+	if data, ok := ix.pending[ord]; ok {
+		delete(ix.pending, ord)
+		ix.pendingBytes -= int64(len(data))
+		ix.mu.Unlock()
+		return &memberReader{rc: io.NopCloser(bytes.NewReader(data)), name: ix.path + MemberSep + member, format: ix.format}, nil
+	}
 	var c *tarCursor
-	best := -1
-	for i, cc := range ix.cursors {
-		if cc.next <= ord && (best < 0 || cc.next > ix.cursors[best].next) {
-			best = i
+	for {
+		best := -1
+		for i, cc := range ix.cursors {
+			if cc.next <= ord && (best < 0 || cc.next > ix.cursors[best].next) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			c = ix.cursors[best]
+			ix.cursors = append(ix.cursors[:best], ix.cursors[best+1:]...)
+			break
+		}
+		// A cursor reading an earlier member comes back before this
+		// one: wait for it rather than decompress from the start.
+		earlier := false
+		for _, p := range ix.busy {
+			earlier = earlier || p < ord
+		}
+		if !earlier {
+			break
+		}
+		ix.cond.Wait()
+		if data, ok := ix.pending[ord]; ok {
+			delete(ix.pending, ord)
+			ix.pendingBytes -= int64(len(data))
+			ix.mu.Unlock()
+			return &memberReader{rc: io.NopCloser(bytes.NewReader(data)), name: ix.path + MemberSep + member, format: ix.format}, nil
 		}
 	}
-	if best >= 0 {
-		c = ix.cursors[best]
-		ix.cursors = append(ix.cursors[:best], ix.cursors[best+1:]...)
-	}
-	ix.mu.Unlock()
 	if c == nil {
+		ix.mu.Unlock()
 		f, src, err := tarStream(ix.path, ix.format)
 		if err != nil {
 			return nil, fail(err)
 		}
 		c = &tarCursor{f: f, src: src, tr: tar.NewReader(src)}
+		ix.mu.Lock()
+	}
+	ix.busy[c] = ord
+	ix.mu.Unlock()
+	release := func(keep bool) {
+		ix.mu.Lock()
+		defer ix.mu.Unlock()
+		delete(ix.busy, c)
+		ix.cond.Broadcast()
+		if !keep || len(ix.cursors) >= maxIdleCursors {
+			c.close()
+			return
+		}
+		ix.cursors = append(ix.cursors, c)
 	}
 	for c.next <= ord {
-		_, err := c.tr.Next()
+		h, err := c.tr.Next()
+		cur := c.next
 		c.next++
 		if err != nil {
-			c.close()
+			release(false)
 			if err == io.EOF {
 				err = fs.ErrNotExist
 			}
 			return nil, fail(errors.New(archiveDamage(ix.format, "", err)))
 		}
+		if cur < ord {
+			ix.keepPending(cur, h, c.tr)
+		}
 	}
 	return &memberReader{rc: io.NopCloser(c.tr), name: ix.path + MemberSep + member, format: ix.format,
-		done: func(ok bool) {
-			if !ok {
-				c.close()
-				return
-			}
-			ix.mu.Lock()
-			defer ix.mu.Unlock()
-			if len(ix.cursors) >= maxIdleCursors {
-				c.close()
-				return
-			}
-			ix.cursors = append(ix.cursors, c)
-		}}, nil
+		done: release}, nil
+}
+
+// Bounds of archiveIndex.pending: members up to maxPendingMember bytes,
+// maxPendingBytes in all per archive.
+const (
+	maxPendingMember = 8 << 20
+	maxPendingBytes  = 64 << 20
+)
+
+// keepPending buffers the member of ordinal ord a cursor is going past,
+// when discovery passed it on, nobody read it yet, and it is small.
+func (ix *archiveIndex) keepPending(ord int, h *tar.Header, r io.Reader) {
+	ix.mu.Lock()
+	want := ix.isFile[ord] && ix.pending[ord] == nil && h.Size <= maxPendingMember && ix.pendingBytes+h.Size <= maxPendingBytes
+	if want {
+		ix.pendingBytes += h.Size // reserved
+	}
+	ix.mu.Unlock()
+	if !want {
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(r, h.Size))
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if err != nil || int64(len(data)) != h.Size {
+		ix.pendingBytes -= h.Size
+		return // damage: the request for it meets it again
+	}
+	ix.pending[ord] = data
 }
 
 // memberReader reads one member: errors name the archive and member, a

@@ -124,6 +124,7 @@ func TestArchiveFormats(t *testing.T) {
 		{name: ".pi/agent/sessions/--x--/a.jsonl", body: testHdrA},
 		{name: "./.omp/agent/sessions/b.jsonl.zst", body: string(zstdBytes(t, []byte(testHdrB)))},
 		{name: "notes.txt", body: "not a session"},
+		{name: ".pi/agent/history.jsonl", body: `{"type":"prompt","text":"hi"}` + "\n"},
 	}
 	for _, tc := range []struct{ format, name string }{
 		{ArchiveTar, "home.tar"}, {ArchiveTarGz, "home.tar.gz"}, {ArchiveTarGz, "home.tgz"},
@@ -138,6 +139,10 @@ func TestArchiveFormats(t *testing.T) {
 			}
 			files, issues := discoverAll(t, p)
 			a, b := p+"!/.pi/agent/sessions/--x--/a.jsonl", p+"!/.omp/agent/sessions/b.jsonl.zst"
+			if len(issues) != 1 || !strings.HasPrefix(issues[0], CodeNotASessionFile+" "+p+"!/.pi/agent/history.jsonl:") {
+				t.Errorf("issues %q, want pi's prompt history passed over as on disk (not_a_session_file)", issues)
+			}
+			issues = nil
 			if len(files) != 2 || files[a].Source != SourcePi || files[b].Source != SourceOmp || len(issues) != 0 {
 				t.Fatalf("files %v, issues %v", files, issues)
 			}

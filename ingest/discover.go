@@ -311,6 +311,11 @@ func notASession(path string) bool {
 		return false
 	}
 	defer f.Close()
+	return notASessionIn(f)
+}
+
+// notASessionIn is notASession over a content stream.
+func notASessionIn(f io.Reader) bool {
 	var typ string
 	var isObj, seen bool
 	rd := Reader{MaxDepth: 1}

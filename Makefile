@@ -32,7 +32,7 @@ cross: cross-linux
 cross-linux: dist/linux_amd64/sessions-etl dist/linux_arm64/sessions-etl
 dist/linux_%/sessions-etl: FORCE
 	CGO_ENABLED=1 GOOS=linux GOARCH=$* CC="$(CROSS_CC_linux_$*)" CXX="$(CROSS_CXX_linux_$*)" \
-		$(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $@ ./cmd/sessions-etl
+		$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./cmd/sessions-etl
 
 # windows/amd64 with Debian's MinGW-w64 linked against the UCRT runtime the
 # DuckDB library was built for (.ci/mingw-ucrt.sh writes the specs file).
@@ -41,13 +41,16 @@ dist/windows_amd64/sessions-etl.exe: FORCE
 	.ci/mingw-ucrt.sh $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $@ ./cmd/sessions-etl
 
 # The smallest program linking DuckDB for windows/amd64 the same way, run
-# under wine64 when it is installed (the command itself needs migrate's file
-# code to build for Windows first).
+# under Wine (Debian 12's wine64 8.0: it needs a bcryptprimitives.dll for Go,
+# and _setjmp from msvcrt.dll, which its ucrtbase.dll lacks on x64). The
+# command itself builds for Windows once migrate's file code does.
+WINE ?= /usr/lib/wine/wine64
 cross-windows-check:
-	.ci/mingw-ucrt.sh $(GO) build -o dist/windows_amd64/duckdbcheck.exe ./internal/ucrtshim/duckdbcheck
-	if command -v wine64 >/dev/null 2>&1 || command -v wine >/dev/null 2>&1; then \
-		out=$$(WINEDEBUG=-all $$(command -v wine64 || command -v wine) dist/windows_amd64/duckdbcheck.exe) && echo "$$out" && \
-		echo "$$out" | grep -q 'sum=45 3.14'; fi
+	SETJMP_DLL=msvcrt.dll .ci/mingw-ucrt.sh $(GO) build -o dist/windows_amd64/duckdbcheck.exe ./internal/ucrtshim/duckdbcheck
+	mkdir -p dist/wine && WINEPREFIX=$(abspath dist/wine) WINEDEBUG=-all $(WINE) wineboot -i >/dev/null 2>&1 || true
+	x86_64-w64-mingw32-gcc -shared -O2 -o dist/wine/drive_c/windows/system32/bcryptprimitives.dll .ci/wine-bcryptprimitives.c -ladvapi32
+	out=$$(WINEPREFIX=$(abspath dist/wine) WINEDEBUG=-all $(WINE) dist/windows_amd64/duckdbcheck.exe) && echo "$$out" && \
+		echo "$$out" | grep -q 'sum=45 3.14'
 
 # The linux/arm64 binary under qemu-aarch64 against the amd64 one on a
 # generated home: verdicts, report totals, migrated bytes (.ci/cross-compare.sh).

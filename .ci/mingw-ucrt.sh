@@ -16,7 +16,8 @@ dir="${TMPDIR:-/tmp}/sessions-etl-mingw-ucrt"
 mkdir -p "$dir"
 # libwinpthread (built for msvcrt) calls _setjmp, which ucrtbase.dll
 # exports but Debian's libucrt.a does not import: an import library for it.
-printf 'LIBRARY ucrtbase.dll\nEXPORTS\n_setjmp\n' >"$dir/ucrtextra.def"
+# SETJMP_DLL=msvcrt.dll for Wine 8, whose ucrtbase.dll lacks _setjmp on x64.
+printf 'LIBRARY %s\nEXPORTS\n_setjmp\n' "${SETJMP_DLL:-ucrtbase.dll}" >"$dir/ucrtextra.def"
 x86_64-w64-mingw32-dlltool -d "$dir/ucrtextra.def" -l "$dir/libucrtextra.a"
 specs="$dir/ucrt.specs"
 "$cc" -dumpspecs | sed -e "s#-lmsvcrt\b#-lucrt -L$dir -lucrtextra#g" >"$specs"

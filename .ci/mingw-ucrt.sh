@@ -12,8 +12,17 @@
 set -euo pipefail
 cc=${MINGW_CC:-x86_64-w64-mingw32-gcc-posix}
 cxx=${MINGW_CXX:-x86_64-w64-mingw32-g++-posix}
-specs="${TMPDIR:-/tmp}/sessions-etl-mingw-ucrt.specs"
-"$cc" -dumpspecs | sed -e 's/-lmsvcrt\b/-lucrt/g' >"$specs"
+dir="${TMPDIR:-/tmp}/sessions-etl-mingw-ucrt"
+mkdir -p "$dir"
+# libwinpthread (built for msvcrt) calls _setjmp, which ucrtbase.dll
+# exports but Debian's libucrt.a does not import: an import library for it.
+# SETJMP_DLL=msvcrt.dll for Wine 8, whose ucrtbase.dll lacks _setjmp on x64.
+printf 'LIBRARY %s\nEXPORTS\n_setjmp\n' "${SETJMP_DLL:-ucrtbase.dll}" >"$dir/ucrtextra.def"
+x86_64-w64-mingw32-dlltool -d "$dir/ucrtextra.def" -l "$dir/libucrtextra.a"
+specs="$dir/ucrt.specs"
+"$cc" -dumpspecs | sed -e "s#-lmsvcrt\b#-lucrt -L$dir -lucrtextra#g" >"$specs"
 export CGO_ENABLED=1 GOOS=windows GOARCH=amd64
+# internal/ucrtshim: _snprintf and the UCRT streampos members of libstdc++.
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=mingw_ucrt_shim"
 export CC="$cc -specs=$specs -D_UCRT -D__MSVCRT_VERSION__=0xE00" CXX="$cxx -specs=$specs -D_UCRT -D__MSVCRT_VERSION__=0xE00"
 exec "$@"

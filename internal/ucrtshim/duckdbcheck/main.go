@@ -1,0 +1,30 @@
+// Command duckdbcheck opens an in-memory DuckDB database and runs one
+// query: the smallest program that links duckdb-go's bindings. `make
+// cross-windows-check` builds it for windows/amd64 with Debian's MinGW-w64
+// (.ci/mingw-ucrt.sh) and runs it under wine64 when wine64 is installed,
+// independently of the rest of the command.
+package main
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+
+	_ "github.com/sessions-etl/sessions-etl/internal/ucrtshim"
+)
+
+func main() {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	var v string
+	if err := db.QueryRow(`SELECT version() || ' sum=' || (SELECT sum(i) FROM range(10) t(i))::VARCHAR || ' ' || printf('%.2f', 3.14159)`).Scan(&v); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println("duckdb", v)
+}

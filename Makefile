@@ -69,7 +69,7 @@ FORCE:
 
 # The README's test command: every test, with the race detector.
 test:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 # Short fuzz runs of the reader, the JSON scanner, the archive and
 # decompression readers, omp's title slot, the validator and the migrator (CI).

@@ -30,6 +30,10 @@ func newProgress(ios *IO, g *globalOptions, what string) *progress {
 		progressbar.OptionThrottle(100_000_000),
 		progressbar.OptionSpinnerType(14),
 		progressbar.OptionClearOnFinish(),
+		// Drawn once at creation: the library's spinner goroutine reads
+		// the start time without its lock, so it must be set before the
+		// goroutine starts (a data race otherwise).
+		progressbar.OptionSetRenderBlankState(true),
 	)
 	return p
 }
@@ -48,6 +52,10 @@ func newSpinner(ios *IO, g *globalOptions, what string) *progress {
 		progressbar.OptionThrottle(100_000_000),
 		progressbar.OptionSpinnerType(14),
 		progressbar.OptionClearOnFinish(),
+		// Drawn once at creation: the library's spinner goroutine reads
+		// the start time without its lock, so it must be set before the
+		// goroutine starts (a data race otherwise).
+		progressbar.OptionSetRenderBlankState(true),
 	)
 	return p
 }

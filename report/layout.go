@@ -57,6 +57,7 @@ func (r *Report) WriteTable(w io.Writer, o TableOptions) error {
 	if o.Models && !o.Breakdown && r.Kind != Model && r.Kind != Tools {
 		g = r.withModels(g)
 	}
+	r.addBudgetColumn(&g)
 	limit := o.Width
 	if o.Compact {
 		if limit <= 0 || limit > CompactWidth {
@@ -74,6 +75,7 @@ func (r *Report) WriteTable(w io.Writer, o TableOptions) error {
 	b.WriteString("\n\n")
 	g.style = o.Style
 	g.table(&b)
+	b.WriteString(r.overBudgetNote())
 	b.WriteString(r.notesFit(o.Style, limit))
 	_, err := io.WriteString(w, b.String())
 	return err

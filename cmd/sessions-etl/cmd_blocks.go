@@ -30,7 +30,7 @@ func newBlocksCmd(ios *IO, opts *reportOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "blocks [PATH...]",
 		Short: "5-hour billing blocks: usage, cost, burn rate and projection of the active block",
-		Long: `Billing blocks (SPEC.md §7.8, ccusage's rule): a block starts at the instant of
+		Long: `Billing blocks (ccusage's rule): a block starts at the instant of
 its first record floored to the UTC hour (whatever --tz says: a block is 5 real
 hours, also across a DST change) and holds every record before start + 5 h; the
 first record after that starts the next block. When more than 5 h pass without

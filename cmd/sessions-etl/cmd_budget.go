@@ -85,6 +85,7 @@ func newBudgetCmd(ios *IO, g *globalOptions) *cobra.Command {
 		Use:   "budget",
 		Short: "Spend budgets per day, week and month: check the current periods (exit 3 when over)",
 		Example: `  sessions-etl budget check --daily 20 --monthly 300
+  sessions-etl budget check --weekly 100 --source pi
   sessions-etl budget check --project-budget web:daily=5,monthly=80 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -115,7 +116,7 @@ and --model applied) and --project-budget NAME:daily=5,weekly=25,monthly=80
 Exit status: 0 when no current period is over its budget, 3 when one is, 2 on
 usage errors (no budget given, a bad amount), 1 when the check failed. Files
 that could not be used are named on stderr; they do not change the exit
-status (SPEC.md §7.6).
+status (a check is a reader).
 --json: {"periods": [{"project", "period", "key", "start", "end", "cost",
 "budget", "percentUsed", "overBudget", "costIncomplete", "records",
 "unpricedTokens"}], "overBudget", "now", "report"}.`,
@@ -176,11 +177,11 @@ func addReaderFlags(f *pflag.FlagSet, opts *reportOptions) {
 	f.StringVar(&opts.DB, "db", "", "DuckDB database to refresh and report from (default: one in the user's cache directory)")
 	f.BoolVar(&opts.NoRefresh, "no-refresh", false, "answer from the database as it is, without reading the session files")
 	f.StringVar(&opts.TZ, "tz", "", "IANA time zone for days, weeks and months (default: local, honouring TZ)")
-	f.StringVar(&opts.Source, "source", "", "only usage from pi, atomic, prime or custom files")
+	f.StringVar(&opts.Source, "source", "", "only usage from files of this source label: pi, atomic, prime, omp, openclaw, kimchi, custom, or a config store's name")
 	f.StringVar(&opts.Project, "project", "", "only this project (name or full cwd)")
 	f.StringVar(&opts.Model, "model", "", "only models whose id or provider/id contains this (case-insensitive)")
 	f.StringVar(&opts.Cost, "cost", "auto", "auto, recorded or calculate")
-	f.StringVar(&opts.Pricing, "pricing", "", "price table file replacing the bundled one (format: package pricing)")
+	f.StringVar(&opts.Pricing, "pricing", "", "price table file replacing the bundled one (JSON: source, retrieved, models with USD per million tokens)")
 }
 
 // completeValues registers shell completions for the values of flags

@@ -18,7 +18,7 @@ func newSourcesCmd(ios *IO, g *globalOptions) *cobra.Command {
 		Use:   "sources",
 		Short: "List every store the commands read with no PATH: label, root, what chose it, files found",
 		Long: `sources lists every store of session files that validate, export, report,
-migrate and import read when given no PATH (SPEC.md §7.1), one row each:
+migrate and import read when given no PATH, one row each:
 
   label        the source label of its files (pi, atomic, prime, omp, openclaw,
                kimchi, or a config store's name); --source takes it
@@ -32,6 +32,9 @@ one row per agent directory (<state>/agents/<agent>/sessions).
 
 --json writes one JSON object per store (JSON Lines): label, root, selected_by,
 variable, config, exists, state (present, missing, unreadable), files, bytes.`,
+		Example: `  sessions-etl sources
+  sessions-etl sources --json
+  sessions-etl sources --json | jq -r 'select(.exists) | .root'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ios.Home == "" {

@@ -66,8 +66,8 @@ same PATHs or the default roots): unchanged files are not read again. It never
 prints more than one line: on any error it prints a short marker
 ("sessions-etl: ⚠ …") and exits 0, so the status bar never breaks.`,
 		Example: `  sessions-etl statusline
-  echo '{"session_id":"…","transcript_path":"…"}' | sessions-etl statusline --tz Europe/Paris
-  # Claude Code-style settings.json: {"statusLine": {"type": "command", "command": "sessions-etl statusline"}}`,
+  sessions-etl statusline --tz Europe/Paris --no-stdin
+  sessions-etl statusline --transcript ~/.pi/agent/sessions/--home-me-app--/2026-03-01T09-00-00-000Z_0199.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fmt.Fprintln(ios.Out, statusLine(cmd.Context(), ios, opts, args))
 			return nil

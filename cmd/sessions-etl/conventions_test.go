@@ -171,7 +171,7 @@ func TestFlagCompletion(t *testing.T) {
 	}{
 		{[]string{"report", "daily", "--cost", ""}, []string{"auto", "recorded", "calculate"}},
 		{[]string{"export", "--cost", "re"}, []string{"recorded"}},
-		{[]string{"report", "daily", "--source", ""}, []string{"pi", "atomic", "prime", "custom"}},
+		{[]string{"report", "daily", "--source", ""}, []string{"pi", "atomic", "prime", "omp", "openclaw", "kimchi", "custom"}},
 		{[]string{"report", "daily", "--tz", "Europe/Par"}, []string{"Europe/Paris"}},
 	} {
 		var out bytes.Buffer

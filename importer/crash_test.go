@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -122,7 +121,7 @@ func TestImportCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Duration(rng.Int64N(int64(full) + 1)))
-		if err := cmd.Process.Signal(syscall.SIGKILL); err == nil {
+		if err := cmd.Process.Signal(os.Kill); err == nil {
 			killed++
 		}
 		err := cmd.Wait()

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -103,7 +102,7 @@ func TestCrashSIGKILL(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Duration(rng.Int64N(int64(full) + int64(5*time.Millisecond))))
-		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Process.Signal(os.Kill)
 		_ = cmd.Wait()
 
 		now := hashTree(t, dir)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
@@ -72,7 +71,7 @@ func TestFaultInjection(t *testing.T) {
 		}},
 	}
 	for _, s := range seams {
-		for _, errno := range []error{syscall.ENOSPC, syscall.EIO} {
+		for _, errno := range []error{errNoSpace, errIO} {
 			t.Run(fmt.Sprintf("%s/%v", s.name, errno), func(t *testing.T) {
 				root := copyTree(t, filepath.Join(casesDir, "c06-v2-hook-message"))
 				before := snapshot(t, root)

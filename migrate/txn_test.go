@@ -3,7 +3,6 @@ package migrate
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -57,14 +56,14 @@ func TestFailedTransactionLeavesNoBackup(t *testing.T) {
 	}{
 		{"rename", func() func() {
 			saved := fstx.Faults.Rename
-			fstx.Faults.Rename = func(a, b string) error { return &os.LinkError{Op: "rename", Old: a, New: b, Err: syscall.ENOSPC} }
+			fstx.Faults.Rename = func(a, b string) error { return &os.LinkError{Op: "rename", Old: a, New: b, Err: errNoSpace} }
 			return func() { fstx.Faults.Rename = saved }
 		}},
 		{"fsync of the temporary file", func() func() {
 			saved := fstx.Faults.Sync
 			fstx.Faults.Sync = func(f *os.File) error {
 				if filepath.Ext(f.Name()) == ".tmp" {
-					return syscall.ENOSPC
+					return errNoSpace
 				}
 				return saved(f)
 			}

@@ -74,12 +74,12 @@ test:
 # Short fuzz runs of the reader, the JSON scanner, the archive and
 # decompression readers, omp's title slot, the validator and the migrator (CI).
 fuzz:
-	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzTape$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
-	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
-	$(GO) test ./ingest -run '^$$' -fuzz '^FuzzArchive$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
-	$(GO) test ./session -run '^$$' -fuzz '^FuzzParseTitleSlot$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
-	$(GO) test ./validate -run '^$$' -fuzz '^FuzzChecker$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
-	$(GO) test ./migrate -run '^$$' -fuzz '^FuzzPlan$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0
+	GO=$(GO) .ci/fuzz-one ./ingest FuzzTape $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./ingest FuzzReader $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./ingest FuzzArchive $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./session FuzzParseTitleSlot $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./validate FuzzChecker $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./migrate FuzzPlan $(FUZZTIME)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -41,7 +41,9 @@ run() { # run NAME BINARY [RUNNER]
 	"${se[@]}" migrate --json --workers 2 "$h" | normalise | sort >"$out/migrate.jsonl" || [ $? -eq 1 ]
 	(cd "$h" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$out/migrated.sha256"
 	"${se[@]}" report daily --json --tz UTC "$h" >"$out/report-after.json" 2>>"$out/report.err" || [ $? -eq 1 ]
-	normalise <"$out/report.err" >"$out/report.err.n" && mv "$out/report.err.n" "$out/report.err"
+	# Hints name the binary as it was run ("see: dist/linux_arm64/sessions-etl
+	# validate"): the same for both once the path is dropped.
+	normalise <"$out/report.err" | sed -e "s#$bin #sessions-etl #g" >"$out/report.err.n" && mv "$out/report.err.n" "$out/report.err"
 	echo "$name: $(grep -c '"path"' "$out/validate.jsonl") files validated, $(grep -c '"result":"upgraded"' "$out/migrate.jsonl") upgraded, $((SECONDS - t0))s"
 }
 

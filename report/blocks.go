@@ -249,17 +249,7 @@ func blockCellsFrom(ctx context.Context, db *sql.DB, o *Options, m dbMeta, from 
 	q := `WITH ` + baseCTE + `,
 c AS (SELECT *, ` + cost + ` AS cost, ` + src + ` AS src FROM base WHERE ` + where + `)
 SELECT epoch_ms(ts) // 3600000 AS hr, provider, model,
-       min(ts), max(ts), count(*),
-       CAST(sum(input) AS BIGINT), CAST(sum(output) AS BIGINT), CAST(sum(cache_read) AS BIGINT),
-       CAST(sum(cache_write) AS BIGINT), CAST(sum(total_tokens) AS BIGINT),
-       CAST(sum(CAST(cost AS DECIMAL(38,15))) AS VARCHAR),
-       count(*) FILTER (WHERE src = 'recorded'), count(*) FILTER (WHERE src = 'calculated'),
-       count(*) FILTER (WHERE src IS NULL),
-       CAST(coalesce(sum(input) FILTER (WHERE src IS NULL), 0) AS BIGINT),
-       CAST(coalesce(sum(output) FILTER (WHERE src IS NULL), 0) AS BIGINT),
-       CAST(coalesce(sum(cache_read) FILTER (WHERE src IS NULL), 0) AS BIGINT),
-       CAST(coalesce(sum(cache_write) FILTER (WHERE src IS NULL), 0) AS BIGINT),
-       CAST(coalesce(sum(total_tokens) FILTER (WHERE src IS NULL), 0) AS BIGINT)
+` + usageAggregates + `
 FROM c
 GROUP BY ALL
 ORDER BY hr NULLS LAST, provider NULLS LAST, model NULLS LAST`

@@ -251,17 +251,7 @@ func usageCellsSQL(ctx context.Context, db *sql.DB, o *Options) ([]cell, error) 
 c AS (SELECT *, ` + cost + ` AS cost, ` + src + ` AS src FROM base WHERE ` + where + `),
 d AS (SELECT c.*, ` + day.expr + ` AS day FROM c ` + day.join + `)
 SELECT ` + gday + ` AS g_day, ` + dim1 + ` AS g_dim1, ` + dim2 + ` AS g_dim2, provider, model,
-       min(ts), max(ts), count(*),
-       CAST(sum(input) AS BIGINT), CAST(sum(output) AS BIGINT), CAST(sum(cache_read) AS BIGINT),
-       CAST(sum(cache_write) AS BIGINT), CAST(sum(total_tokens) AS BIGINT),
-       CAST(sum(CAST(cost AS DECIMAL(38,15))) AS VARCHAR),
-       count(*) FILTER (WHERE src = 'recorded'), count(*) FILTER (WHERE src = 'calculated'),
-       count(*) FILTER (WHERE src IS NULL),
-       CAST(coalesce(sum(input) FILTER (WHERE src IS NULL), 0) AS BIGINT),
-       CAST(coalesce(sum(output) FILTER (WHERE src IS NULL), 0) AS BIGINT),
-       CAST(coalesce(sum(cache_read) FILTER (WHERE src IS NULL), 0) AS BIGINT),
-       CAST(coalesce(sum(cache_write) FILTER (WHERE src IS NULL), 0) AS BIGINT),
-       CAST(coalesce(sum(total_tokens) FILTER (WHERE src IS NULL), 0) AS BIGINT)
+` + usageAggregates + `
 FROM d WHERE ` + dayWhere + `
 GROUP BY ALL
 ORDER BY g_day NULLS LAST, g_dim1 NULLS LAST, g_dim2 NULLS LAST, provider NULLS LAST, model NULLS LAST`
@@ -521,3 +511,19 @@ ORDER BY tool_name NULLS LAST, provider NULLS LAST, model NULLS LAST`
 	}
 	return out, rows.Err()
 }
+
+// usageAggregates are the aggregate columns every usage query selects after
+// its group keys, in the order the group readers scan them: first and
+// last instant, records, the five token sums, the priced cost (exact
+// decimal, as text), records by cost source, and the unpriced tokens.
+const usageAggregates = `       min(ts), max(ts), count(*),
+       CAST(sum(input) AS BIGINT), CAST(sum(output) AS BIGINT), CAST(sum(cache_read) AS BIGINT),
+       CAST(sum(cache_write) AS BIGINT), CAST(sum(total_tokens) AS BIGINT),
+       CAST(sum(CAST(cost AS DECIMAL(38,15))) AS VARCHAR),
+       count(*) FILTER (WHERE src = 'recorded'), count(*) FILTER (WHERE src = 'calculated'),
+       count(*) FILTER (WHERE src IS NULL),
+       CAST(coalesce(sum(input) FILTER (WHERE src IS NULL), 0) AS BIGINT),
+       CAST(coalesce(sum(output) FILTER (WHERE src IS NULL), 0) AS BIGINT),
+       CAST(coalesce(sum(cache_read) FILTER (WHERE src IS NULL), 0) AS BIGINT),
+       CAST(coalesce(sum(cache_write) FILTER (WHERE src IS NULL), 0) AS BIGINT),
+       CAST(coalesce(sum(total_tokens) FILTER (WHERE src IS NULL), 0) AS BIGINT)`

@@ -179,8 +179,11 @@ const StateFileName = "_state.duckdb"
 // %LOCALAPPDATA%).
 func DefaultDBPath() (string, error) {
 	dir := userdirs.CacheDir(userdirs.Current())
+	if !filepath.IsAbs(dir) && filepath.VolumeName(dir) == "" && len(dir) > 0 && os.IsPathSeparator(dir[0]) {
+		dir, _ = filepath.Abs(dir) // Windows: \x on the current drive
+	}
 	if !filepath.IsAbs(dir) {
-		return "", fmt.Errorf("no cache directory for the default database: neither $XDG_CACHE_HOME nor the home directory is known (%s)", dir)
+		return "", fmt.Errorf("no cache directory for the default database: neither $XDG_CACHE_HOME (an absolute path) nor the home directory is known (%s)", dir)
 	}
 	return filepath.Join(dir, "sessions.duckdb"), nil
 }

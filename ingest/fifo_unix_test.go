@@ -12,7 +12,7 @@ import (
 )
 
 // TestOpenRegularFIFO: a FIFO named like a session file is refused at once
-// (openFlags opens without blocking), not waited on for a writer.
+// (fstx.OpenRegular opens without blocking), not waited on for a writer.
 func TestOpenRegularFIFO(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "pipe.jsonl")
 	must(t, unix.Mkfifo(path, 0o600))

@@ -18,7 +18,3 @@ var errNoMapping = errors.New("files are not mapped on this platform")
 func mapFile(*os.File, int) ([]byte, error) { return nil, errNoMapping }
 func unmapFile([]byte)                      {}
 func releasePages([]byte)                   {}
-
-// openFlags: opening a named pipe on Windows does not block the way a FIFO
-// does on Unix; OpenRegular still refuses what is not a regular file.
-const openFlags = os.O_RDONLY

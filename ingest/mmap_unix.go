@@ -30,7 +30,3 @@ func unmapFile(data []byte) { _ = unix.Munmap(data) }
 // (they are behind the cursor). A page is read again from the file if it is
 // touched after all, so this is only a hint.
 func releasePages(data []byte) { _ = unix.Madvise(data, unix.MADV_DONTNEED) }
-
-// openFlags opens without blocking: a FIFO named *.jsonl must not hang the
-// walk (OpenRegular then refuses it as not a regular file).
-const openFlags = os.O_RDONLY | unix.O_NONBLOCK

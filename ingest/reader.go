@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 )
 
 // Record is one complete JSON value read from a session file. Raw and Tape
@@ -83,27 +85,13 @@ var recordStart = []byte(`{"type"`)
 
 // ErrNotRegular is returned by OpenRegular for a path that is not a
 // regular file (a pipe, a device, a directory).
-var ErrNotRegular = errors.New("not a regular file")
+var ErrNotRegular = fstx.ErrNotRegular
 
 // OpenRegular opens path for reading only if it is a regular file. It
 // never blocks on a pipe (the open is non-blocking) and checks the type of
-// what it opened, not of what a stat saw earlier.
-func OpenRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, openFlags, 0)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
-	}
-	return f, nil
-}
+// what it opened, not of what a stat saw earlier. On Windows the handle
+// lets an agent rename over or delete the file while it is read (fstx.OpenFile).
+func OpenRegular(path string) (*os.File, error) { return fstx.OpenRegular(path) }
 
 // ReadFile opens path (a regular file, see OpenRegular) and reads it with
 // r.Read. The error wraps the *os.PathError of a failed open or read.

@@ -625,7 +625,7 @@ func carryOver(fh *os.File, path string, off, n, at int64, now fstx.Meta) error 
 	if _, err := fh.ReadAt(extra, off); err != nil {
 		return err
 	}
-	cur, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	cur, err := fstx.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return err
 	}

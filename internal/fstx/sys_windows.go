@@ -2,8 +2,10 @@ package fstx
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/windows"
 )
@@ -29,7 +31,60 @@ func ProcessAlive(pid int) bool {
 	return code == 259 // STILL_ACTIVE
 }
 
-func renameReplace(from, to string) error { return os.Rename(from, to) }
+// renameReplace renames from over to. It asks for POSIX semantics first
+// (os.Root.Rename: FILE_RENAME_POSIX_SEMANTICS, NTFS on Windows 10 1709 and
+// later), where a target that is open, as migrate holds the session it
+// replaces (to carry late appends), is replaced as on unix. A plain
+// replacing rename (MoveFileEx) fails with "Access is denied" while any
+// handle is open on the target, even one sharing delete access: there, the
+// target is first moved aside (an open file can be renamed when its handles
+// share delete access, as fstx.OpenFile's and Node's do), then from is
+// moved into the free name, then the aside copy is deleted (it lives on for
+// the handles still open on it). If the second move fails, the aside copy
+// is moved back. A crash between the two moves leaves the session under
+// asideName; CleanStaleTemps moves it back.
+func renameReplace(from, to string) error {
+	dir := filepath.Dir(to)
+	if filepath.Dir(from) != dir {
+		return os.Rename(from, to)
+	}
+	err := rootRename(dir, filepath.Base(from), filepath.Base(to))
+	if err == nil || !errors.Is(err, windows.ERROR_ACCESS_DENIED) {
+		return linkError(from, to, err)
+	}
+	aside := filepath.Join(dir, asideName(filepath.Base(to)))
+	if err := renameNoReplace(to, aside); err != nil {
+		return linkError(from, to, err)
+	}
+	if err := renameNoReplace(from, to); err != nil {
+		if back := renameNoReplace(aside, to); back != nil {
+			return fmt.Errorf("rename %s over %s: %w; the original is now %s (moving it back failed: %v)", from, to, err, aside, back)
+		}
+		return linkError(from, to, err)
+	}
+	_ = os.Remove(aside)
+	return nil
+}
+
+func rootRename(dir, from, to string) error {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return r.Rename(from, to)
+}
+
+func linkError(from, to string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+}
 
 func renameNoReplace(from, to string) error {
 	f, err := windows.UTF16PtrFromString(from)

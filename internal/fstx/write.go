@@ -102,7 +102,7 @@ var ErrNotRegular = errors.New("not a regular file")
 // OpenRegular opens path for reading only if it is a regular file, without
 // blocking on a FIFO.
 func OpenRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	f, err := OpenFile(path, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -319,9 +319,18 @@ func MoveNoReplace(from, to string) error {
 	return Faults.RenameNoReplace(from, to)
 }
 
+// asideName is where renameReplace's two-step fallback (Windows without
+// POSIX rename semantics) keeps a session between its two moves: a
+// TempPrefix name, so discovery skips it, with our pid, and a suffix that
+// is not ".tmp", so that nothing ever deletes it as a stale temp.
+func asideName(target string) string {
+	return TempPrefix + strconv.Itoa(os.Getpid()) + "-" + target + ".aside"
+}
+
 // CleanStaleTemps removes this tool's temporary files in dir that belong to
 // processes that no longer run (a crash or kill -9 leaves them behind). It
-// returns the paths removed.
+// returns the paths removed. A session a dead process left aside (asideName)
+// is moved back to its name when that name is free, and never removed.
 func CleanStaleTemps(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -330,6 +339,10 @@ func CleanStaleTemps(dir string) ([]string, error) {
 	var removed []string
 	for _, e := range ents {
 		name := e.Name()
+		if strings.HasPrefix(name, TempPrefix) && strings.HasSuffix(name, ".aside") && e.Type().IsRegular() {
+			restoreAside(dir, name)
+			continue
+		}
 		if !strings.HasPrefix(name, TempPrefix) || !(strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, ".tmp.wal")) || !e.Type().IsRegular() {
 			continue
 		}
@@ -351,6 +364,17 @@ func CleanStaleTemps(dir string) ([]string, error) {
 		}
 	}
 	return removed, nil
+}
+
+// restoreAside moves a session a dead process left aside back to its name,
+// if nothing took that name since.
+func restoreAside(dir, name string) {
+	pidStr, target, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(name, TempPrefix), ".aside"), "-")
+	pid, err := strconv.Atoi(pidStr)
+	if !ok || err != nil || pid <= 0 || target == "" || pid == os.Getpid() || ProcessAlive(pid) {
+		return
+	}
+	_ = renameNoReplace(filepath.Join(dir, name), filepath.Join(dir, target))
 }
 
 // HashFile returns the hex SHA-256 of the regular file at path.

@@ -42,7 +42,7 @@ func Current() Env {
 // Run directories hold the backups of session files, so they are never put
 // in a cache directory the system may purge.
 func StateDir(e Env) string {
-	if d := e.Getenv("XDG_STATE_HOME"); d != "" {
+	if d := xdg(e, "XDG_STATE_HOME"); d != "" {
 		return filepath.Join(d, App)
 	}
 	switch e.GOOS {
@@ -64,7 +64,7 @@ func StateDir(e Env) string {
 // the directories os.UserCacheDir names (which reads $XDG_CACHE_HOME on
 // Linux only).
 func CacheDir(e Env) string {
-	if d := e.Getenv("XDG_CACHE_HOME"); d != "" {
+	if d := xdg(e, "XDG_CACHE_HOME"); d != "" {
 		return filepath.Join(d, App)
 	}
 	switch e.GOOS {
@@ -76,6 +76,23 @@ func CacheDir(e Env) string {
 		return filepath.Join(e.Home, "lib", "cache", App)
 	}
 	return filepath.Join(e.Home, ".cache", App)
+}
+
+// xdg is the XDG base directory variable name, or "" when it is unset or
+// relative: the XDG specification has relative values ignored. A path
+// rooted without a drive (/x on Windows: the current drive) counts as
+// absolute, as a user on Wine or MSYS2 means it.
+func xdg(e Env, name string) string {
+	d := e.Getenv(name)
+	switch {
+	case d == "":
+		return ""
+	case d[0] == '/', e.GOOS == "windows" && d[0] == '\\':
+		return d
+	case e.GOOS == "windows" && len(d) >= 3 && d[1] == ':' && (d[2] == '\\' || d[2] == '/'):
+		return d
+	}
+	return ""
 }
 
 // localAppData is %LOCALAPPDATA%, else its usual place under the profile.

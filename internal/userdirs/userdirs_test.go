@@ -31,6 +31,9 @@ func TestDirs(t *testing.T) {
 		{"linux XDG", env("linux", "/home/ann", xdg), "/x/state/sessions-etl", "/x/cache/sessions-etl"},
 		{"darwin XDG", env("darwin", "/Users/ann", xdg), "/x/state/sessions-etl", "/x/cache/sessions-etl"},
 		{"windows XDG", env("windows", win, xdg), "/x/state/sessions-etl", "/x/cache/sessions-etl"},
+		{"windows XDG with a drive", env("windows", win, map[string]string{"XDG_STATE_HOME": `E:\s`, "XDG_CACHE_HOME": `E:/c`}), j(`E:\s`, "sessions-etl"), j(`E:/c`, "sessions-etl")},
+		{"linux XDG relative: ignored", env("linux", "/home/ann", map[string]string{"XDG_STATE_HOME": "state", "XDG_CACHE_HOME": "./c"}), "/home/ann/.local/state/sessions-etl", "/home/ann/.cache/sessions-etl"},
+		{"windows XDG relative: ignored", env("windows", win, map[string]string{"XDG_STATE_HOME": `s\x`, "XDG_CACHE_HOME": "E:c", "LOCALAPPDATA": `D:\Local`}), j(`D:\Local`, "sessions-etl", "state"), j(`D:\Local`, "sessions-etl")},
 	} {
 		c.state, c.cache = filepath.FromSlash(c.state), filepath.FromSlash(c.cache)
 		if got := StateDir(c.e); got != c.state {

@@ -3,7 +3,9 @@ package fstx
 import (
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -55,4 +57,54 @@ func TestOpenFileRenameOverOpenHandle(t *testing.T) {
 	if string(now) != "new\n" {
 		t.Fatalf("path reads %q, want %q", now, "new\n")
 	}
+}
+
+// A session a dead process left aside (renameReplace's Windows fallback,
+// killed between its two moves) is moved back by CleanStaleTemps when its
+// name is free, and left alone, never deleted, when it is not.
+func TestCleanStaleTempsRestoresAside(t *testing.T) {
+	dead := deadPID(t)
+	dir := t.TempDir()
+	aside := func(name string) string {
+		return filepath.Join(dir, TempPrefix+strconv.Itoa(dead)+"-"+name+".aside")
+	}
+	if err := os.WriteFile(aside("a.jsonl"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(aside("b.jsonl"), []byte("old b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.jsonl"), []byte("new b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CleanStaleTemps(dir); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		filepath.Join(dir, "a.jsonl"): "a\n",
+		filepath.Join(dir, "b.jsonl"): "new b\n",
+		aside("b.jsonl"):              "old b\n",
+	} {
+		got, err := os.ReadFile(path)
+		if err != nil || string(got) != want {
+			t.Errorf("%s = %q, %v; want %q", filepath.Base(path), got, err, want)
+		}
+	}
+	if _, err := os.Lstat(aside("a.jsonl")); !os.IsNotExist(err) {
+		t.Errorf("a's aside copy still there after it was moved back: %v", err)
+	}
+}
+
+// deadPID is the id of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.ProcessState.Pid()
+	if ProcessAlive(pid) {
+		t.Fatalf("pid %d still alive after its process exited", pid)
+	}
+	return pid
 }

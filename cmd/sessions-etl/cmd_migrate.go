@@ -119,7 +119,7 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 		var others []string
 		rts, others = atomicRoots(rts)
 		if len(others) > 0 && !opts.Quiet {
-			fmt.Fprintf(ios.ErrOut, "note: migrate without PATH upgrades Atomic stores only; %s read format 3 (SPEC.md §2.3a): bring their sessions into Atomic with 'sessions-etl import', or name a PATH to upgrade them in place\n", strings.Join(others, " and "))
+			fmt.Fprintf(ios.ErrOut, "note: migrate without PATH upgrades Atomic stores only; %s read format 3 and would lose the creation time and fork link of a v4 session: bring their sessions into Atomic with 'sessions-etl import', or name a PATH to upgrade them in place\n", strings.Join(others, " and "))
 		}
 	}
 	upgradedBy := map[string]int{} // agent → files upgraded in place outside Atomic stores
@@ -159,7 +159,7 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 			if opts.DryRun {
 				verb = "would upgrade"
 			}
-			fmt.Fprintf(ios.ErrOut, "warning: %s %s in place that %s reads: it reads format 3, and loses their creation time and fork link (SPEC.md §2.3a; 'sessions-etl import' copies them into Atomic instead)\n",
+			fmt.Fprintf(ios.ErrOut, "warning: %s %s in place that %s reads: it reads format 3, and loses their creation time and fork link ('sessions-etl import' copies them into Atomic instead)\n",
 				verb, plural(upgradedBy[a], a+" session", a+" sessions"), a)
 		}
 	}

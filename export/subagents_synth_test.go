@@ -95,11 +95,20 @@ FROM usage`, &got.Records, &got.Input, &got.Output, &got.CacheRead, &got.CacheWr
 			queryOne(t, db, fmt.Sprintf(`SELECT counted, rollup_of_session_id FROM usage WHERE session_id = '%s' AND entry_id = '%s'`,
 				r.ParentSessionID, r.EntryID), &counted, &of)
 			wantOf := ""
-			if !r.Counted {
-				wantOf = r.Children[0].SessionID
+			if !r.Counted { // every child read: the roll-up stands for them all, one line each
+				for i, c := range r.Children {
+					if i > 0 {
+						wantOf += "\n"
+					}
+					wantOf += c.SessionID
+				}
 			}
-			if counted != r.Counted || (of == nil) != (wantOf == "") || of != nil && *of != wantOf {
-				t.Errorf("%s, %s: roll-up %s (%s): counted %v, rollup_of_session_id %v; want %v, %q", label, s.name, r.EntryID, r.Link, counted, of, r.Counted, wantOf)
+			gotOf := ""
+			if of != nil {
+				gotOf = *of
+			}
+			if counted != r.Counted || (of == nil) != (wantOf == "") || gotOf != wantOf {
+				t.Errorf("%s, %s: roll-up %s (%s): counted %v, rollup_of_session_id %q; want %v, %q", label, s.name, r.EntryID, r.Link, counted, gotOf, r.Counted, wantOf)
 			}
 		}
 	}

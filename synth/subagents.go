@@ -42,11 +42,18 @@ const (
 	linkSessionPath      // details.sessionPath, a Windows path (same file name)
 	linkNestedSession    // details.session {id, path}
 	linkSessionID        // details.sessionId alone
+	// The tool call's arguments name the child (sessionId, as a resumed
+	// run is asked for); details name none. Recognised because the child
+	// points back at the parent.
+	linkToolCall
+	// pi-subagents' parallel run: details.results[], one item per child
+	// (2 or 3, all written or all left out) with its sessionFile and usage.
+	linkResults
 	numLinkStyles
 )
 
 var linkNames = [numLinkStyles]string{"pi-subagents", "kimchi", "childSessionId", "childSessionFile", "sessionPath",
-	"session.id+path", "sessionId"}
+	"session.id+path", "sessionId", "tool_call", "pi-subagents-parallel"}
 
 // subRun is one subagent tool call of a family's root session.
 type subRun struct {
@@ -97,31 +104,44 @@ func (g *generator) sortedRuns() []SubagentRun {
 }
 
 // addSubagentRuns plans the subagent families: about one per 25 sessions
-// (at least 3), each a pi v3 root with one or two runs. Link styles are
-// used in turn so every home has each; the first family's first child is
-// always written and the second family's always left out, so a home has
-// both cases. Its random source is its own: the rest of the plan is the
+// (at least 5), each a pi v3 root with one or two runs (two until every
+// link style has been used, so every home has each). The first family's
+// first child is always written and the second family's always left out,
+// so a home has both cases. The children of a run naming several are all
+// written or all left out (a roll-up read in part counts whole, see the
+// README). Its random source is its own: the rest of the plan is the
 // one drawn without the option (only --size scaling takes the new files
 // into account).
 func (p *plan) addSubagentRuns(opts Options) {
 	r := newRNG(mix64(opts.Seed ^ 0x7375626167656e74)) // "subagent"
 	style := 0
-	for k := range max(3, opts.Sessions/25) {
+	for k := range max(5, opts.Sessions/25) {
 		proj := r.intn(len(projects))
 		root := fileSpec{kind: kSession, ver: vPi3, layout: layPiSessions, project: proj,
 			start: startTime(r, vPi3, proj), target: r.logUniform(8<<10, 64<<10), parent: -1, special: "subagent_run"}
 		fam := famSpec{files: []fileSpec{root}}
-		for i := range 1 + r.intn(2) {
+		runs := 1 + r.intn(2)
+		if style < int(numLinkStyles) {
+			runs = 2
+		}
+		for i := range runs {
 			run := subRun{link: linkStyle(style % int(numLinkStyles))}
 			style++
-			ch := fileSpec{kind: kSubagent, ver: vPi3, layout: layPiSessions, project: proj, parent: 0,
-				target: r.logUniform(4<<10, 32<<10), special: "subagent_run"}
-			ch.subagent.absent = r.pct(33)
+			absent := r.pct(33)
 			if i == 0 && k < 2 {
-				ch.subagent.absent = k == 1
+				absent = k == 1
 			}
-			run.children = append(run.children, len(fam.files))
-			fam.files = append(fam.files, ch)
+			kids := 1
+			if run.link == linkResults {
+				kids = 2 + r.intn(2)
+			}
+			for range kids {
+				ch := fileSpec{kind: kSubagent, ver: vPi3, layout: layPiSessions, project: proj, parent: 0,
+					target: r.logUniform(4<<10, 32<<10), special: "subagent_run"}
+				ch.subagent.absent = absent
+				run.children = append(run.children, len(fam.files))
+				fam.files = append(fam.files, ch)
+			}
 			fam.runs = append(fam.runs, run)
 		}
 		p.fams = append(p.fams, fam)
@@ -190,19 +210,40 @@ func (fg *famGen) subagentTurn(p *sess, spec *famSpec, run *subRun, kids []*sess
 	user := p.userMsg(fill(p.r, pick(p.r, userPrompts), p.project), 0)
 	task := p.text(userPrompts, 160)
 	agent := pick(p.r, []string{"scout", "planner", "worker", "reviewer"})
+	for _, ci := range run.children {
+		kids[ci] = fg.newSess(&spec.files[ci])
+	}
 	c := toolCall{kind: tSubagent, id: p.callID()}
 	args := []byte{'{'}
-	args = kvStr(args, "agent", agent)
-	args = kvStr(args, "task", task)
+	if run.link == linkResults {
+		args = append(key(args, "tasks"), '[')
+		for i := range run.children {
+			if i > 0 {
+				args = append(args, ',')
+			}
+			args = append(args, '{')
+			args = kvStr(args, "agent", agent)
+			args = kvStr(args, "task", task)
+			args = append(args, '}')
+		}
+		args = append(args, ']')
+	} else {
+		args = kvStr(args, "agent", agent)
+		args = kvStr(args, "task", task)
+	}
+	if run.link == linkToolCall {
+		args = kvStr(args, "sessionId", kids[run.children[0]].id)
+	}
 	c.args = append(args, '}')
 	p.assistant([]toolCall{c}, p.text(answerLines, 80), "", "toolUse", "", false)
 
 	mr := SubagentRun{Parent: p.rel, ParentSessionID: p.id, ToolCallID: c.id, Link: linkNames[run.link], Counted: false}
 	var sum usage
+	var parts []usage
 	at := p.t
 	for _, ci := range run.children {
 		cfs := &spec.files[ci]
-		k := fg.newSess(cfs)
+		k := kids[ci]
 		k.hdrTs = at + p.r.between(150, 2500)
 		k.parentID, k.parentPath = p.id, g.abs(p.rel)
 		k.rel = k.relPath(layPiSessions)
@@ -212,11 +253,12 @@ func (fg *famGen) subagentTurn(p *sess, spec *famSpec, run *subRun, kids []*sess
 		k.start()
 		k.converse(1)
 		k.finish()
-		kids[ci] = k
 		child := SubagentChild{SessionID: k.id, Path: k.rel, Present: !cfs.subagent.absent}
+		var part usage
 		for i := range k.lines {
 			if ln := &k.lines[i]; ln.hasRec {
 				sum = sum.add(ln.rec.u)
+				part = part.add(ln.rec.u)
 				child.Usage.add(ln.rec.u)
 				if costed(ln.rec.u) {
 					child.Usage.CostRecordedMicros += ln.rec.u.costTotal()
@@ -225,6 +267,7 @@ func (fg *famGen) subagentTurn(p *sess, spec *famSpec, run *subRun, kids []*sess
 			at = max(at, k.lines[i].ts)
 		}
 		child.Usage.CostRecorded = microsToUSD(child.Usage.CostRecordedMicros)
+		parts = append(parts, part)
 		if !child.Present {
 			mr.Counted = true
 		}
@@ -232,7 +275,7 @@ func (fg *famGen) subagentTurn(p *sess, spec *famSpec, run *subRun, kids []*sess
 	}
 	p.t = max(p.t, at) + p.r.between(100, 3000)
 	sum.style = styleFull
-	if run.link == linkPiSubagents {
+	if run.link == linkPiSubagents || run.link == linkResults {
 		sum.style = styleCostNumber
 	}
 
@@ -278,6 +321,26 @@ func (fg *famGen) subagentTurn(p *sess, spec *famSpec, run *subRun, kids []*sess
 	case linkSessionID:
 		b = kvStr(b, "sessionId", k.id)
 		b = kvStr(b, "status", "completed")
+	case linkToolCall:
+		b = kvStr(b, "status", "completed")
+		b = kvInt(b, "turns", int64(max(1, len(k.turns))))
+	case linkResults:
+		b = kvStr(b, "mode", "parallel")
+		b = append(key(b, "results"), '[')
+		for i, ci := range run.children {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			part := parts[i]
+			part.style = styleCostNumber
+			b = append(b, '{')
+			b = kvStr(b, "agent", agent)
+			b = kvInt(b, "exitCode", 0)
+			b = kvStr(b, "sessionFile", g.abs(kids[ci].rel))
+			b = appendUsage(key(b, "usage"), part)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
 	}
 	b = append(b, '}')
 	b = appendUsage(key(b, "usage"), sum)

@@ -79,7 +79,7 @@ func TestSubagentRuns(t *testing.T) {
 		files[m.Files[i].Path] = &m.Files[i]
 	}
 	styles := map[string]bool{}
-	var present, absent, notCounted int64
+	var present, absent, notCounted, several int64
 	for _, r := range m.SubagentRuns {
 		styles[r.Link] = true
 		parent := files[r.Parent]
@@ -110,7 +110,13 @@ func TestSubagentRuns(t *testing.T) {
 			sum.Tokens.merge(c.Usage.Tokens)
 			sum.CostRecordedMicros += c.Usage.CostRecordedMicros
 			details, _ := json.Marshal(msg.Details)
-			if !strings.Contains(string(details), c.SessionID) {
+			if r.Link == linkNames[linkToolCall] {
+				// the tool call names the child; details do not
+				call := findLine(t, filepath.Join(out, filepath.FromSlash(r.Parent)), r.ToolCallID)
+				if !strings.Contains(string(call), `"sessionId":"`+c.SessionID+`"`) || strings.Contains(string(details), c.SessionID) {
+					t.Errorf("run %s (%s): tool call %.300s, details %s: want the child %s named by the call alone", r.EntryID, r.Link, call, details, c.SessionID)
+				}
+			} else if !strings.Contains(string(details), c.SessionID) {
 				t.Errorf("run %s (%s): details %s do not name child %s", r.EntryID, r.Link, details, c.SessionID)
 			}
 			p := filepath.Join(out, filepath.FromSlash(c.Path))
@@ -139,6 +145,14 @@ func TestSubagentRuns(t *testing.T) {
 				t.Errorf("child %s: header id %s parentSession %s", c.SessionID, hdr.ID, hdr.ParentSession)
 			}
 		}
+		if len(r.Children) > 1 {
+			several++
+			for _, c := range r.Children[1:] {
+				if c.Present != r.Children[0].Present {
+					t.Errorf("run %s: children %+v written in part", r.EntryID, r.Children)
+				}
+			}
+		}
 		if r.Counted != counted {
 			t.Errorf("run %s: counted %v with children %+v", r.EntryID, r.Counted, r.Children)
 		}
@@ -151,11 +165,12 @@ func TestSubagentRuns(t *testing.T) {
 			t.Errorf("run %s: roll-up %+v (manifest %+v), children's sum %+v", r.EntryID, u, r.Usage, sum)
 		}
 		// pi-subagents writes the cost as a plain number, the others {…,total}.
+		piSubagents := r.Link == linkNames[linkPiSubagents] || r.Link == linkNames[linkResults]
 		plain := len(u.Cost) > 0 && u.Cost[0] != '{'
-		if plain != (r.Link == linkNames[linkPiSubagents]) {
+		if plain != piSubagents {
 			t.Errorf("run %s (%s): cost %s", r.EntryID, r.Link, u.Cost)
 		}
-		if r.Link == linkNames[linkPiSubagents] && micros(json.Number(u.Cost)) != sum.CostRecordedMicros {
+		if piSubagents && micros(json.Number(u.Cost)) != sum.CostRecordedMicros {
 			t.Errorf("run %s: cost %s, children's %d µ$", r.EntryID, u.Cost, sum.CostRecordedMicros)
 		}
 	}
@@ -163,6 +178,9 @@ func TestSubagentRuns(t *testing.T) {
 		if !styles[name] {
 			t.Errorf("no run links its child with %s", name)
 		}
+	}
+	if several == 0 {
+		t.Error("no run names several children")
 	}
 	if present == 0 || absent == 0 {
 		t.Errorf("%d written and %d missing child files: both cases must occur", present, absent)

@@ -35,10 +35,11 @@ expected usage totals. The same --seed and options give byte-identical output.
 --size accepts plain bytes or a unit: 200MB, 1GB, 1GiB.
 
 --subagents adds pi sessions that run subagents: the parent's tool result rolls up
-each child's spend (usage, details naming the child in one of the link styles
-sessions-etl recognises) and the child's own session file points back at the
-parent; about a third of the child files are left out, as when one was deleted
-or not synced. The manifest counts that spend once (the child's records when its
+its children's spend (usage; its details, or the tool call, name the children in
+each link style sessions-etl recognises, parallel runs of several children
+included) and each child's own session file points back at the parent; about a
+third of the runs' child files are left out, as when one was deleted or not
+synced. The manifest counts that spend once (the child's records when its
 file is there, else the roll-up) and lists every run under "subagent_runs".
 Without it the home is byte-identical to one generated before the option existed.`,
 		Args: cobra.NoArgs,

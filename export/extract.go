@@ -93,6 +93,10 @@ type extractor struct {
 	own      map[string]ownUsage // assistant messages with usage, by entry id
 	children map[string]tokens4
 
+	// callLinks: the child sessions toolCall arguments name, by call id
+	// (SPEC.md §7.3, a roll-up recognised through its tool call)
+	callLinks map[string][]childRef
+
 	// active branch
 	hasParentKey []bool
 	idIndex      map[string]int
@@ -106,7 +110,7 @@ type extractor struct {
 
 func newExtractor(opts *extractOptions) *extractor {
 	return &extractor{opts: opts, ck: validate.NewChecker(), own: map[string]ownUsage{},
-		children: map[string]tokens4{}, idIndex: map[string]int{}}
+		children: map[string]tokens4{}, idIndex: map[string]int{}, callLinks: map[string][]childRef{}}
 }
 
 func (x *extractor) reset(f ingest.File) {
@@ -122,6 +126,7 @@ func (x *extractor) reset(f ingest.File) {
 	x.haveAssistant, x.haveModelChange = false, false
 	clear(x.own)
 	clear(x.children)
+	clear(x.callLinks)
 	x.hasParentKey = x.hasParentKey[:0]
 	clear(x.idIndex)
 	x.exportIssues = nil
@@ -395,7 +400,7 @@ func (x *extractor) entry(r *ingest.Record) {
 			e.toolCallID, e.toolName, e.isError = tr.callID, tr.name, tr.isError
 			if u := t.Get(msg, "usage"); t.Kind(u) == ingest.KindObject {
 				row := x.usage(t, u, KindToolResult, r, &e, tsRaw, msgTSRaw, x.attribution())
-				rollupLink(t, t.Get(msg, "details"), &row)
+				x.rollupLink(t, t.Get(msg, "details"), tr.callID, &row)
 				out.usage = append(out.usage, row)
 			}
 		}
@@ -654,34 +659,6 @@ func (x *extractor) usage(t *ingest.Tape, u int, kind string, r *ingest.Record, 
 	return row
 }
 
-// rollupLink reads the child session a subagent tool result's usage rolls
-// up (SPEC.md §7.3) from its details: the id in childSessionId, sessionId or
-// session.id, the file in childSessionFile, sessionFile, sessionPath or
-// session.path (pi-subagents writes sessionFile and sessionId; nested
-// session objects come from other subagent extensions). Which scanned
-// session that is, and so whether the roll-up counts, is decided across
-// files (queries/export.sql derive_rollups).
-func rollupLink(t *ingest.Tape, details int, row *usageRow) {
-	if t.Kind(details) != ingest.KindObject {
-		return
-	}
-	nested := t.Get(details, "session")
-	if t.Kind(nested) != ingest.KindObject {
-		nested = -1
-	}
-	first := func(nodes ...int) optStr {
-		for _, n := range nodes {
-			if s := nonEmpty(t, n); s.ok {
-				return s
-			}
-		}
-		return optStr{}
-	}
-	row.childID = first(t.Get(details, "childSessionId"), t.Get(details, "sessionId"), t.Get(nested, "id"))
-	row.childPath = first(t.Get(details, "childSessionFile"), t.Get(details, "sessionFile"), t.Get(details, "sessionPath"),
-		t.Get(nested, "path"))
-}
-
 // cacheWrite1h sets the 1-hour part of row's cache writes (SPEC.md §7.4):
 // pi's usage.cacheWrite1h (the 1-hour part of cacheWrite), else oh-my-pi's
 // usage.cttl.ephemeral1h (cttl's ephemeral5m and ephemeral1h add up to
@@ -794,6 +771,7 @@ func (x *extractor) blocks(t *ingest.Tape, content int, e *entryRow, tr *toolRes
 				b.toolCallID = str(t, t.Get(c, "id"))
 				b.toolName = str(t, t.Get(c, "name"))
 				if a := t.Get(c, "arguments"); a >= 0 {
+					x.noteCallLinks(t, a, b.toolCallID)
 					raw := t.Raw(a)
 					b.byteSize = someInt(int64(len(raw)))
 					if !x.opts.noContent {

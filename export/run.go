@@ -565,7 +565,10 @@ func (r *run) load(ctx context.Context) (err error) {
 	readers := make([]*ingest.Reader, opts.Workers)
 	extractors := make([]*extractor, opts.Workers)
 	for i := range readers {
-		readers[i] = &ingest.Reader{MaxDepth: 4}
+		// Depth 6: a subagent roll-up names its children as deep as
+		// message.details.results[].session.path, a tool call as
+		// message.content[].arguments.sessionFile (SPEC.md §7.3).
+		readers[i] = &ingest.Reader{MaxDepth: maxRecordDepth}
 		extractors[i] = newExtractor(xopts)
 	}
 	// Files in flight per worker: the results wait in discovery order

@@ -23,8 +23,10 @@ import (
 // name and isError of every toolResult (entries.tool_call_id, tool_name,
 // is_error; a tool_uses row for a result without content blocks), prices
 // and groups records by message.responseModel (usage.requested_model keeps
-// message.model) and prices 1-hour cache writes (usage.cache_write_1h).
-const SchemaVersion = 6
+// message.model) and prices 1-hour cache writes (usage.cache_write_1h); 7
+// recognises roll-ups naming several children and roll-ups named only by
+// their tool call (usage.rollup_link; SPEC.md §7.3).
+const SchemaVersion = 7
 
 // SchemaVersionKey is the Parquet key-value metadata key (and Arrow schema
 // metadata key) holding SchemaVersion.
@@ -221,9 +223,10 @@ var UsageTable = newTable(TableUsage, "file_id, entry_index",
 	col("duplicate_of_session_id", tString, null, "for copies: the session the record is counted in"),
 	col("copy_key_a", tBigint, null, "64-bit hash of (entry id, entry timestamp); null for a v1 record: no entry id, or the id migration derived for it"),
 	col("copy_key_b", tBigint, notNull, "64-bit hash of (kind, entry timestamp, message timestamp, input, output, cache_read, cache_write)"),
-	col("rollup_child_id", tString, null, "tool_result rows: the child session id a subagent roll-up names (details.childSessionId, sessionId or session.id)"),
-	col("rollup_child_path", tString, null, "tool_result rows: the child session file a subagent roll-up names (details.childSessionFile, sessionFile, sessionPath or session.path)"),
-	col("rollup_of_session_id", tString, null, "a subagent roll-up whose child session is in the export: that session; the row is then not counted, the child's own records are (SPEC.md §7.3)"),
+	col("rollup_child_id", tString, null, "tool_result rows: the child session id a subagent roll-up names (details.childSessionId, sessionId or session.id; the same in each details.results[] / children[] item, one line per child, aligned with rollup_child_path; or the tool call's arguments)"),
+	col("rollup_child_path", tString, null, "tool_result rows: the child session file a subagent roll-up names (details.childSessionFile, sessionFile, sessionPath or session.path; one line per child, as rollup_child_id)"),
+	col("rollup_of_session_id", tString, null, "a subagent roll-up whose child sessions are all in the export: those sessions (one line each, in the order named); the row is then not counted, the children's own records are (SPEC.md §7.3)"),
+	col("rollup_link", tString, null, "how the roll-up names its children: details, or tool_call (only the tool call's arguments; such a child must point back at this session)"),
 )
 
 // IngestIssuesTable: one row per issue found reading a file or a path.

@@ -221,30 +221,53 @@ FROM (
 WHERE sessions.cwd = l.cwd AND sessions.project IS DISTINCT FROM l.label
 
 -- name: derive_rollups
--- usage.rollup_of_session_id (SPEC.md §7.3): the scanned session a
--- subagent roll-up (a tool result's usage whose details name a child
--- session) stands for. The child is found like a parent path (§2.1): by the
--- named id, else the session at the named path, else a session whose file
--- has the same name (files move between machines and stores), else the id
--- in a <ts>_<id>.jsonl file name. NULL when the child is not in the
--- database (the roll-up is then the only record of that spend and counts),
--- or when it names the roll-up's own session. Run before derive_counted.
-UPDATE usage SET rollup_of_session_id = r.child
+-- usage.rollup_of_session_id (SPEC.md §7.3): the scanned sessions a
+-- subagent roll-up (a tool result's usage whose details, or else whose
+-- tool call's arguments, name child sessions: rollup_child_id and
+-- rollup_child_path, one line per child) stands for. Each child is found
+-- like a parent path (§2.1): by the named id, else the session at the named
+-- path, else a session whose file has the same name (files move between
+-- machines and stores), else the id in a <ts>_<id>.jsonl file name. A child
+-- named only by the tool call (rollup_link = 'tool_call') counts as found
+-- only when its header points back at the roll-up's session. The roll-up
+-- stands for its children (one line each, in the order named) when every
+-- child it names is found; NULL when one is not in the database (the
+-- roll-up is then the only record of that spend and counts) or names the
+-- roll-up's own session. Run before derive_counted.
+UPDATE usage SET rollup_of_session_id = r.children
 FROM (
-  SELECT u.file_id, u.entry_index,
-         nullif(coalesce(byid.session_id, bypath.session_id, byname.session_id, byidname.session_id), u.session_id) AS child
+  SELECT file_id, entry_index,
+         CASE WHEN count(*) = count(child) THEN string_agg(child, chr(10) ORDER BY k) END AS children
   FROM (
-    SELECT file_id, entry_index, session_id, rollup_child_id, rollup_child_path,
-           regexp_extract(rollup_child_path, '[^/\\]+$') AS base,
-           nullif(regexp_extract(regexp_extract(rollup_child_path, '[^/\\]+$'), '^[^_]*_(.+)\.jsonl$', 1), '') AS id_in_name
-    FROM usage
-    WHERE rollup_child_id IS NOT NULL OR rollup_child_path IS NOT NULL
-  ) u
-  LEFT JOIN (SELECT DISTINCT session_id FROM sessions) byid ON byid.session_id = u.rollup_child_id
-  LEFT JOIN (SELECT path, min(session_id) AS session_id FROM sessions GROUP BY path) bypath ON bypath.path = u.rollup_child_path
-  LEFT JOIN (SELECT regexp_extract(path, '[^/\\]+$') AS base, min(session_id) AS session_id FROM sessions GROUP BY ALL) byname
-         ON byname.base = u.base
-  LEFT JOIN (SELECT DISTINCT session_id FROM sessions) byidname ON byidname.session_id = u.id_in_name
+    SELECT n.file_id, n.entry_index, n.k,
+           CASE WHEN n.rollup_link = 'tool_call' AND back.session_id IS NULL THEN NULL ELSE f.found END AS child
+    FROM (
+      SELECT file_id, entry_index, session_id, rollup_link, k,
+             nullif(ids[k], '') AS cid, nullif(paths[k], '') AS cpath,
+             regexp_extract(nullif(paths[k], ''), '[^/\\]+$') AS base,
+             nullif(regexp_extract(regexp_extract(nullif(paths[k], ''), '[^/\\]+$'), '^[^_]*_(.+)\.jsonl$', 1), '') AS id_in_name
+      FROM (
+        SELECT file_id, entry_index, session_id, rollup_link, ids, paths,
+               unnest(range(1, greatest(len(ids), len(paths)) + 1)) AS k
+        FROM (
+          SELECT file_id, entry_index, session_id, rollup_link,
+                 string_split(coalesce(rollup_child_id, ''), chr(10)) AS ids,
+                 string_split(coalesce(rollup_child_path, ''), chr(10)) AS paths
+          FROM usage
+          WHERE rollup_child_id IS NOT NULL OR rollup_child_path IS NOT NULL
+        )
+      )
+    ) n
+    LEFT JOIN (SELECT DISTINCT session_id FROM sessions) byid ON byid.session_id = n.cid
+    LEFT JOIN (SELECT path, min(session_id) AS session_id FROM sessions GROUP BY path) bypath ON bypath.path = n.cpath
+    LEFT JOIN (SELECT regexp_extract(path, '[^/\\]+$') AS base, min(session_id) AS session_id FROM sessions GROUP BY ALL) byname
+           ON byname.base = n.base
+    LEFT JOIN (SELECT DISTINCT session_id FROM sessions) byidname ON byidname.session_id = n.id_in_name
+    CROSS JOIN LATERAL (SELECT nullif(coalesce(byid.session_id, bypath.session_id, byname.session_id, byidname.session_id), n.session_id) AS found) f
+    LEFT JOIN (SELECT DISTINCT session_id, parent_session_id FROM sessions) back
+           ON back.session_id = f.found AND back.parent_session_id = n.session_id
+  )
+  GROUP BY file_id, entry_index
 ) r
 WHERE usage.file_id = r.file_id AND usage.entry_index = r.entry_index
-  AND usage.rollup_of_session_id IS DISTINCT FROM r.child
+  AND usage.rollup_of_session_id IS DISTINCT FROM r.children

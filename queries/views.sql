@@ -148,15 +148,17 @@ GROUP BY c.tool_name
 ORDER BY calls DESC, c.tool_name NULLS LAST
 
 -- name: subagent_rollups
--- Subagent roll-ups (SPEC.md §7.3): tool results whose usage rolls up a
--- child session's spend, with the child they name and, when the child was
--- read (child_session_id not NULL), its own counted records and cost. A
--- roll-up with a child read is not counted (counted false): the child's
--- records are; without the child it counts.
+-- Subagent roll-ups (SPEC.md §7.3): tool results whose usage rolls up
+-- child sessions' spend, with the children they name (one line each; how:
+-- rollup_link) and, when the children were read (child_session_id not
+-- NULL, one line each), their own counted records and cost. A roll-up with
+-- its children read is not counted (counted false): the children's records
+-- are; without them it counts.
 SELECT u.session_id AS parent_session_id,
        u.entry_id,
        u.timestamp,
        coalesce(u.rollup_child_id, u.rollup_child_path) AS named_child,
+       u.rollup_link,
        u.rollup_of_session_id AS child_session_id,
        u.counted,
        u.input, u.output, u.cache_read, u.cache_write,
@@ -164,8 +166,12 @@ SELECT u.session_id AS parent_session_id,
        c.records AS child_records,
        c.cost_total AS child_cost
 FROM usage u
-LEFT JOIN (SELECT session_id, count(*) AS records, sum(cost_total) AS cost_total
-           FROM counted_usage GROUP BY session_id) c ON c.session_id = u.rollup_of_session_id
+LEFT JOIN (SELECT x.file_id, x.entry_index, sum(s.records) AS records, sum(s.cost_total) AS cost_total
+           FROM (SELECT file_id, entry_index, unnest(string_split(rollup_of_session_id, chr(10))) AS child
+                 FROM usage WHERE rollup_of_session_id IS NOT NULL) x
+           JOIN (SELECT session_id, count(*) AS records, sum(cost_total) AS cost_total
+                 FROM counted_usage GROUP BY session_id) s ON s.session_id = x.child
+           GROUP BY x.file_id, x.entry_index) c ON c.file_id = u.file_id AND c.entry_index = u.entry_index
 WHERE u.rollup_child_id IS NOT NULL OR u.rollup_child_path IS NOT NULL
 ORDER BY u.timestamp NULLS LAST, u.session_id, u.entry_id
 

@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"database/sql"
+	"strings"
 )
 
 // subagentTree gives session rows their subagents (SPEC.md §7.3): the
@@ -24,11 +25,13 @@ WHERE rollup_of_session_id IS NOT NULL ORDER BY 1, 2`)
 		if err := q.Scan(&p, &c); err != nil {
 			return err
 		}
-		if _, taken := parentOf[c]; taken || c == p {
-			continue // a child rolled up by two sessions stays under the first
+		for _, c := range strings.Split(c, "\n") { // a roll-up naming several children: one line each
+			if _, taken := parentOf[c]; taken || c == p || c == "" {
+				continue // a child rolled up by two sessions stays under the first
+			}
+			children[p] = append(children[p], c)
+			parentOf[c] = p
 		}
-		children[p] = append(children[p], c)
-		parentOf[c] = p
 	}
 	if err := q.Err(); err != nil {
 		return err

@@ -24,7 +24,10 @@
 //     parent cycle, future and unrecognized versions, BOM, empty, header
 //     only, no final newline, CRLF, invalid UTF-8, unknown entry type, and a
 //     JSONL file that is not a session);
-//   - a *.jsonl.lock directory and a few non-session files (Manifest.Extras).
+//   - a *.jsonl.lock directory and a few non-session files (Manifest.Extras);
+//   - with Options.Subagents only, pi sessions running subagents: roll-ups on
+//     the parent's toolResult, child files pointing back, some left out
+//     (subagents.go; Manifest.SubagentRuns).
 //
 // # Determinism
 //

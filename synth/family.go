@@ -614,6 +614,9 @@ func (g *generator) write(fo *fileOut, out []outLine) error {
 func (g *generator) family(ctx context.Context, fi int) ([]*fileOut, *tally, error) {
 	spec := &g.plan.fams[fi]
 	fg := &famGen{generator: g, ctx: ctx, r: newRNG(mix64(g.opts.Seed ^ mix64(uint64(fi)+0x66616d))), fam: uint32(fi)}
+	if len(spec.runs) > 0 {
+		return fg.subagentFamily(spec)
+	}
 	sessions := make([]*sess, len(spec.files))
 	outs := make([]*fileOut, 0, len(spec.files))
 	for i := range spec.files {
@@ -707,6 +710,11 @@ func (g *generator) count(outs []*fileOut) *tally {
 			continue
 		}
 		for _, rr := range fo.recs {
+			if rr.b.covered {
+				fo.Usage.Rollups++
+				t.rollups++
+				continue
+			}
 			if _, dup := seen[rr.b.key]; dup {
 				fo.Usage.Copies++
 				t.copies++

@@ -26,6 +26,10 @@ type Manifest struct {
 	Files     []File  `json:"files"`       // sorted by Path
 	Extras    []Extra `json:"extras"`      // non-session paths tools must skip, sorted by Path
 	Usage     Usage   `json:"usage"`
+	// Subagents is Options.Subagents; SubagentRuns lists each subagent
+	// run's roll-up and children (sorted by parent path, then entry id).
+	Subagents    bool          `json:"subagents,omitempty"`
+	SubagentRuns []SubagentRun `json:"subagent_runs,omitempty"`
 }
 
 // File is one generated *.jsonl file.
@@ -63,6 +67,7 @@ type FileUsage struct {
 	TotalTokens        int64   `json:"total_tokens"`
 	CostRecorded       float64 `json:"cost_recorded"`
 	CostRecordedMicros int64   `json:"cost_recorded_micros"`
+	Rollups            int64   `json:"rollups,omitempty"` // subagent roll-ups not counted: their children's files are in the home
 }
 
 func (u *FileUsage) add(rr recRef) {
@@ -134,7 +139,8 @@ type ModelUsage struct {
 // Usage is the billed usage of the whole home, each record counted once.
 type Usage struct {
 	Tokens
-	Copies             int64                         `json:"copies"` // occurrences of counted records in other files (counted = false)
+	Copies             int64                         `json:"copies"`            // occurrences of counted records in other files (counted = false)
+	Rollups            int64                         `json:"rollups,omitempty"` // subagent roll-ups not counted (counted = false): every child they name is in the home
 	CostRecorded       float64                       `json:"cost_recorded"`
 	CostRecordedMicros int64                         `json:"cost_recorded_micros"`
 	Uncosted           Tokens                        `json:"uncosted"`
@@ -156,6 +162,7 @@ type tally struct {
 	all      Tokens
 	uncosted Tokens
 	copies   int64
+	rollups  int64
 	micros   int64
 	kinds    [numKinds]KindUsage
 	models   map[int]*ModelUsage
@@ -208,6 +215,7 @@ func (t *tally) merge(o *tally) {
 	t.all.merge(o.all)
 	t.uncosted.merge(o.uncosted)
 	t.copies += o.copies
+	t.rollups += o.rollups
 	t.micros += o.micros
 	for i := range t.kinds {
 		t.kinds[i].Tokens.merge(o.kinds[i].Tokens)
@@ -236,7 +244,7 @@ func (t *tally) merge(o *tally) {
 }
 
 func (t *tally) usage() Usage {
-	u := Usage{Tokens: t.all, Copies: t.copies, CostRecordedMicros: t.micros, CostRecorded: microsToUSD(t.micros),
+	u := Usage{Tokens: t.all, Copies: t.copies, Rollups: t.rollups, CostRecordedMicros: t.micros, CostRecorded: microsToUSD(t.micros),
 		Uncosted: t.uncosted, ByKind: map[string]*KindUsage{}, ByModel: map[string]*ModelUsage{},
 		Daily: map[string]map[string]*Tokens{}}
 	for i := range t.kinds {

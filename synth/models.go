@@ -62,9 +62,10 @@ func modelKey(m int) string {
 type usageStyle uint8
 
 const (
-	styleFull    usageStyle = iota // input, output, cacheRead, cacheWrite, totalTokens, cost{…}
-	styleV1                        // input, output, cacheRead, cacheWrite (v1: no total, no cost)
-	styleSummary                   // input, output (session_summary)
+	styleFull       usageStyle = iota // input, output, cacheRead, cacheWrite, totalTokens, cost{…}
+	styleV1                           // input, output, cacheRead, cacheWrite (v1: no total, no cost)
+	styleSummary                      // input, output (session_summary)
+	styleCostNumber                   // full, with cost as a plain number (pi-subagents' usage objects)
 )
 
 // usage is one usage object as written, with its cost in micro-dollars.
@@ -79,7 +80,7 @@ func (u usage) total() int64 { return u.in + u.out + u.cr + u.cw }
 func (u usage) costTotal() int64 { return u.cost[0] + u.cost[1] + u.cost[2] + u.cost[3] }
 
 // hasCost reports whether the usage object records a cost.
-func (u usage) hasCost() bool { return u.style == styleFull }
+func (u usage) hasCost() bool { return u.style == styleFull || u.style == styleCostNumber }
 
 // priced returns u with costs computed from model m's rates (rounded to the
 // micro-dollar per component, so every value is a finite decimal).
@@ -117,6 +118,9 @@ func appendUsage(b []byte, u usage) []byte {
 		return append(b, '}')
 	}
 	b = kvInt(b, "totalTokens", u.total())
+	if u.style == styleCostNumber {
+		return append(appendMicros(key(b, "cost"), u.costTotal()), '}')
+	}
 	b = append(key(b, "cost"), '{')
 	b = appendMicros(key(b, "input"), u.cost[0])
 	b = appendMicros(key(b, "output"), u.cost[1])

@@ -60,9 +60,10 @@ const (
 	kExtract           // branch extraction: copies a path, no new entries, header later than every entry
 	kCopy              // the same file under another root
 	kSnapshot          // a backup holding the first part of the file
+	kSubagent          // a subagent's own session, its header pointing at the parent (Options.Subagents)
 )
 
-var kindNames = [...]string{"session", "fork", "branch_extract", "whole_copy", "prefix_snapshot"}
+var kindNames = [...]string{"session", "fork", "branch_extract", "whole_copy", "prefix_snapshot", "subagent"}
 
 type damage uint8
 
@@ -136,11 +137,13 @@ type fileSpec struct {
 	movedParent bool  // parentSession names .pi while the parent lives under .atomic
 	special     string
 	total       int64 // planned bytes of the whole file (forks: copied part included)
+	subagent    subChild
 }
 
 type famSpec struct {
 	files []fileSpec
-	lock  bool // put a *.jsonl.lock directory next to the root file
+	lock  bool     // put a *.jsonl.lock directory next to the root file
+	runs  []subRun // subagent runs of the root session (Options.Subagents): files[1:] are the children
 }
 
 type plan struct {
@@ -382,6 +385,9 @@ func makePlan(opts Options) (*plan, error) {
 			p.fams[i].lock = true
 			break
 		}
+	}
+	if opts.Subagents {
+		p.addSubagentRuns(opts)
 	}
 	if len(p.fams) >= maxFamilies {
 		return nil, fmt.Errorf("synth: %d sessions is more than this generator supports", n)

@@ -36,6 +36,10 @@ type billed struct {
 	kind recKind
 	u    usage
 	key  recKey
+	// covered marks a subagent roll-up whose child session files are all
+	// in the home: not counted, the children's own records are (SPEC.md
+	// §7.3).
+	covered bool
 }
 
 // entryLine is one entry as written, shared (not copied) by forks and copies.
@@ -69,10 +73,11 @@ const (
 	tWrite
 	tTask
 	tRLM
+	tSubagent // a subagent run (Options.Subagents; never drawn by newCall)
 	numTools
 )
 
-var toolNames = [numTools]string{"read", "bash", "grep", "find", "ls", "edit", "write", "task", "rlm"}
+var toolNames = [numTools]string{"read", "bash", "grep", "find", "ls", "edit", "write", "task", "rlm", "subagent"}
 
 type toolCall struct {
 	kind toolKind

@@ -25,6 +25,12 @@ type Options struct {
 	// Workers is the number of families generated in parallel; 0 means
 	// GOMAXPROCS. The output does not depend on it.
 	Workers int
+	// Subagents adds pi sessions that run subagents (SPEC.md §7.3): the
+	// parent's toolResult rolls up each child's spend and the child's own
+	// session file points back, some child files left out (see
+	// subagents.go). Off, the home is byte-identical to one generated
+	// without the option.
+	Subagents bool
 }
 
 // generator holds what every family shares.
@@ -37,6 +43,7 @@ type generator struct {
 
 	mu     sync.Mutex
 	extras []Extra
+	runs   []SubagentRun
 }
 
 func (g *generator) addExtra(e Extra) {
@@ -156,6 +163,7 @@ feed:
 		return nil, err
 	}
 	m.Extras = g.extras
+	m.Subagents, m.SubagentRuns = opts.Subagents, g.sortedRuns()
 	m.sortFiles()
 	raw, err := json.MarshalIndent(m, "", " ")
 	if err != nil {

@@ -18,19 +18,30 @@ type synthOptions struct {
 	Sessions int
 	Seed     uint64
 	Size     string
+	// Subagents adds pi sessions running subagents (roll-ups and child files).
+	Subagents bool
 }
 
 func newSynthCmd(ios *IO, g *globalOptions) *cobra.Command {
 	opts := &synthOptions{globalOptions: g}
 	cmd := &cobra.Command{
-		Use:   "synth --out DIR [--sessions N] [--seed S] [--size BYTES]",
+		Use:   "synth --out DIR [--sessions N] [--seed S] [--size BYTES] [--subagents]",
 		Short: "Generate a realistic, deterministic sample home of pi / Atomic / Prime sessions",
 		Long: `synth writes a sample home (DIR/.pi, DIR/.atomic, DIR/.prime) of session files in
 every format version, with forks, branches, compactions, large tool results, a few
 damaged files, and DIR/manifest.json giving each file's expected verdict and the
 expected usage totals. The same --seed and options give byte-identical output.
 
---size accepts plain bytes or a unit: 200MB, 1GB, 1GiB.`,
+--size accepts plain bytes or a unit: 200MB, 1GB, 1GiB.
+
+--subagents adds pi sessions that run subagents: the parent's tool result rolls up
+its children's spend (usage; its details, or the tool call, name the children in
+each link style sessions-etl recognises, parallel runs of several children
+included) and each child's own session file points back at the parent; about a
+third of the runs' child files are left out, as when one was deleted or not
+synced. The manifest counts that spend once (the child's records when its
+file is there, else the roll-up) and lists every run under "subagent_runs".
+Without it the home is byte-identical to one generated before the option existed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Out == "" {
@@ -42,7 +53,7 @@ expected usage totals. The same --seed and options give byte-identical output.
 			}
 			// The same home asked for again: keep it (generation is deterministic).
 			if m, err := synth.LoadManifest(filepath.Join(opts.Out, "manifest.json")); err == nil &&
-				m.Seed == opts.Seed && m.Sessions == opts.Sessions && m.Size == size {
+				m.Seed == opts.Seed && m.Sessions == opts.Sessions && m.Size == size && m.Subagents == opts.Subagents {
 				if !opts.Quiet {
 					fmt.Fprintf(ios.Out, "%s already holds this home (%s, %s); nothing to do\n", opts.Out, plural(len(m.Files), "JSONL file", "JSONL files"), humanBytes(m.Bytes))
 				}
@@ -54,7 +65,8 @@ expected usage totals. The same --seed and options give byte-identical output.
 			if ents, err := os.ReadDir(opts.Out); err == nil && len(ents) > 0 {
 				return usagef("--out %s is not empty and holds no home generated with these options: choose a new or empty directory", opts.Out)
 			}
-			m, err := synth.Generate(cmd.Context(), synth.Options{Out: opts.Out, Sessions: opts.Sessions, Seed: opts.Seed, Size: size, Workers: opts.Workers})
+			m, err := synth.Generate(cmd.Context(), synth.Options{Out: opts.Out, Sessions: opts.Sessions, Seed: opts.Seed, Size: size, Workers: opts.Workers,
+				Subagents: opts.Subagents})
 			if err != nil {
 				return err
 			}
@@ -72,6 +84,7 @@ expected usage totals. The same --seed and options give byte-identical output.
 	f.IntVar(&opts.Sessions, "sessions", 200, "number of session files to plan (approximate: the manifest lists those written)")
 	f.Uint64Var(&opts.Seed, "seed", 1, "random seed")
 	f.StringVar(&opts.Size, "size", "0", "target total size of the session files (0 = natural size)")
+	f.BoolVar(&opts.Subagents, "subagents", false, "add pi sessions that run subagents: each parent's tool result rolls up its child's spend, the child's own file points back, about a third of the child files left out (the manifest counts that spend once)")
 	return cmd
 }
 

@@ -1,0 +1,115 @@
+package export
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessions-etl/sessions-etl/synth"
+)
+
+var subagentSeeds = flag.String("subagent-seeds", "", "comma-separated synth seeds for TestSubagentSynthHomes (default: 1 and one drawn from the clock)")
+
+// TestSubagentSynthHomes: on synth homes with subagent runs (seeds from
+// -subagent-seeds, printed), each sink's counted usage equals the
+// manifest's — records, every token kind and the recorded cost — with one
+// not-counted roll-up per run whose children were all read, naming that
+// child (rollup_of_session_id); after the child files are removed and the
+// home exported again, the same spend is counted through the roll-ups.
+func TestSubagentSynthHomes(t *testing.T) {
+	seeds := []uint64{1, uint64(time.Now().UnixNano()) % 1e9}
+	if *subagentSeeds != "" {
+		seeds = nil
+		for _, s := range strings.Split(*subagentSeeds, ",") {
+			v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+			if err != nil {
+				t.Fatalf("-subagent-seeds: %v", err)
+			}
+			seeds = append(seeds, v)
+		}
+	}
+	for _, seed := range seeds {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			t.Logf("seed %d (rerun: go test ./export -run TestSubagentSynthHomes -subagent-seeds %d)", seed, seed)
+			home := filepath.Join(t.TempDir(), "home")
+			m, err := synth.Generate(context.Background(), synth.Options{Out: home, Sessions: 40, Seed: seed, Subagents: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := m.Usage.Tokens
+			wantMicros := m.Usage.CostRecordedMicros
+			checkCounted(t, "whole home", home, want, wantMicros, m.Usage.Rollups, m.SubagentRuns)
+
+			for _, r := range m.SubagentRuns {
+				written := false
+				for _, c := range r.Children {
+					if c.Present {
+						written = true
+						if err := os.Remove(filepath.Join(home, filepath.FromSlash(c.Path))); err != nil {
+							t.Fatal(err)
+						}
+						want.Records -= c.Usage.Records
+					}
+				}
+				if written {
+					want.Records++
+				}
+			}
+			checkCounted(t, "child files removed", home, want, wantMicros, 0, nil)
+		})
+	}
+}
+
+// checkCounted exports home to both sinks and compares the counted usage
+// with the expected tokens and recorded micro-dollars (the manifest counts
+// recorded costs only), the roll-ups not counted, and each run's row.
+func checkCounted(t *testing.T, label, home string, want synth.Tokens, micros, rollups int64, runs []synth.SubagentRun) {
+	t.Helper()
+	for _, s := range sinks {
+		out := t.TempDir()
+		runExport(t, s, out, []string{home}, nil)
+		db := s.open(t, out)
+		var got synth.Tokens
+		var recorded float64
+		var notCounted int64
+		queryOne(t, db, `SELECT count(*) FILTER (WHERE counted),
+  coalesce(sum(input) FILTER (WHERE counted), 0), coalesce(sum(output) FILTER (WHERE counted), 0),
+  coalesce(sum(cache_read) FILTER (WHERE counted), 0), coalesce(sum(cache_write) FILTER (WHERE counted), 0),
+  coalesce(sum(input + output + cache_read + cache_write) FILTER (WHERE counted), 0),
+  coalesce(sum(recorded_cost_total) FILTER (WHERE counted), 0),
+  count(*) FILTER (WHERE NOT counted AND rollup_of_session_id IS NOT NULL)
+FROM usage`, &got.Records, &got.Input, &got.Output, &got.CacheRead, &got.CacheWrite, &got.TotalTokens, &recorded, &notCounted)
+		if got != want || !approx(recorded, float64(micros)/1e6) || notCounted != rollups {
+			t.Errorf("%s, %s: counted %+v, recorded $%.6f, %d roll-ups not counted; manifest %+v, $%.6f, %d",
+				label, s.name, got, recorded, notCounted, want, float64(micros)/1e6, rollups)
+		}
+		for _, r := range runs {
+			var counted bool
+			var of *string
+			queryOne(t, db, fmt.Sprintf(`SELECT counted, rollup_of_session_id FROM usage WHERE session_id = '%s' AND entry_id = '%s'`,
+				r.ParentSessionID, r.EntryID), &counted, &of)
+			wantOf := ""
+			if !r.Counted { // every child read: the roll-up stands for them all, one line each
+				for i, c := range r.Children {
+					if i > 0 {
+						wantOf += "\n"
+					}
+					wantOf += c.SessionID
+				}
+			}
+			gotOf := ""
+			if of != nil {
+				gotOf = *of
+			}
+			if counted != r.Counted || (of == nil) != (wantOf == "") || gotOf != wantOf {
+				t.Errorf("%s, %s: roll-up %s (%s): counted %v, rollup_of_session_id %q; want %v, %q", label, s.name, r.EntryID, r.Link, counted, gotOf, r.Counted, wantOf)
+			}
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestRollupRecognitionSessions reads ../testdata/subagent-links (its
+// README.md gives every figure) through the report cache: a roll-up named
+// only by its tool call (P1 → C1, C1 pointing back) and one naming two
+// children in details.results[] (P3 → C3a, C3b) put their children under
+// the parent and are not counted; P2's tool call names a session that does
+// not point back and P4's chain has a child that was not read: both count.
+// Then, in the same cache, C3b's file goes (P3's roll-up counts again: a
+// roll-up counts whole unless every child it names was read, so C3a's 400
+// input tokens are now counted twice — the rule for a roll-up of several
+// children read in part) and C1's file goes (P1's roll-up counts: spend
+// unchanged).
+func TestRollupRecognitionSessions(t *testing.T) {
+	const (
+		p1, c1, p2      = "5a000001-4e5f-4a6b-8c7d-5a0000000001", "5a000002-4e5f-4a6b-8c7d-5a0000000002", "5a000003-4e5f-4a6b-8c7d-5a0000000003"
+		p3, c3a, c3b    = "5a000005-4e5f-4a6b-8c7d-5a0000000005", "5a000006-4e5f-4a6b-8c7d-5a0000000006", "5a000007-4e5f-4a6b-8c7d-5a0000000007"
+		p4              = "5a000008-4e5f-4a6b-8c7d-5a0000000008"
+		dir             = ".pi/agent/sessions/--home-dev-app--/"
+		c1File, c3bFile = dir + "2025-11-05T10-00-05-000Z_" + c1 + ".jsonl", dir + "2025-11-07T10-00-06-000Z_" + c3b + ".jsonl"
+	)
+	home := copyTree(t, "../testdata/subagent-links")
+	db := filepath.Join(t.TempDir(), "r.duckdb")
+	check := func(label string, records, input int64, cost float64, tree map[string][]string) {
+		t.Helper()
+		r := runOnDB(t, Session, db, []string{home}, nil)
+		if r.Totals.Records != records || r.Totals.Input != input || relDiff(r.Totals.Cost, cost) > 1e-12 {
+			t.Errorf("%s: %d records, input %d, $%.9f; want %d, %d, $%.9f", label, r.Totals.Records, r.Totals.Input, r.Totals.Cost, records, input, cost)
+		}
+		got := map[string][]string{}
+		depth := map[string]int{}
+		for _, row := range r.Rows {
+			depth[row.Key] = row.Depth
+			if len(row.Subagents) == 0 {
+				continue
+			}
+			got[row.Key] = row.Subagents
+			with := row.Usage
+			for _, c := range row.Subagents {
+				for _, cr := range r.Rows {
+					if cr.Key == c {
+						with.add(cr.Usage)
+					}
+				}
+			}
+			if row.WithSubagents == nil || row.WithSubagents.Tokens != with.Tokens {
+				t.Errorf("%s: %s with subagents %+v, own + children %+v", label, row.Key, row.WithSubagents, with.Tokens)
+			}
+		}
+		if len(got) != len(tree) {
+			t.Errorf("%s: parents %v, want %v", label, got, tree)
+		}
+		for p, cs := range tree {
+			if !slices.Equal(got[p], cs) {
+				t.Errorf("%s: %s has subagents %v, want %v", label, p, got[p], cs)
+			}
+			for _, c := range cs {
+				if depth[c] != 1 {
+					t.Errorf("%s: %s at depth %d, want 1 (under %s)", label, c, depth[c], p)
+				}
+			}
+		}
+		for _, p := range []string{p2, p4} {
+			if depth[p] != 0 || got[p] != nil {
+				t.Errorf("%s: %s at depth %d with subagents %v; want a top-level row without", label, p, depth[p], got[p])
+			}
+		}
+	}
+	check("all files", 11, 5400, 0.0054, map[string][]string{p1: {c1}, p3: {c3a, c3b}})
+	if err := os.Remove(filepath.Join(home, filepath.FromSlash(c3bFile))); err != nil {
+		t.Fatal(err)
+	}
+	check("C3b removed", 11, 5800, 0.0058, map[string][]string{p1: {c1}})
+	if err := os.Remove(filepath.Join(home, filepath.FromSlash(c1File))); err != nil {
+		t.Fatal(err)
+	}
+	check("C1 removed too", 11, 5800, 0.0058, map[string][]string{})
+}

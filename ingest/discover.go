@@ -52,7 +52,7 @@ const CodeLinkOutsideRoot = "link_outside_root"
 
 // File is one session file found by [Discover].
 type File struct {
-	Path    string // absolute path as reached (symbolic links in it are not resolved)
+	Path    string // absolute path as reached (symbolic links in it are not resolved); ARCHIVE!/inner for an archive member (ARCHIVE as given)
 	Source  string // source label: the store's (ingest.Labels, a config store's name), else SourceOf
 	Size    int64  // bytes
 	ModTime time.Time
@@ -149,7 +149,10 @@ func DefaultRoots(home string) []Root {
 }
 
 // PathRoots turns command-line paths into recursive roots whose source is
-// derived from each file's path. Relative paths are made absolute.
+// derived from each file's path. Relative paths are made absolute, except
+// a home archive's: its members are shown as ARCHIVE!/inner with ARCHIVE
+// as given on the command line (cleaned; SPEC.md §7.2, case c28), and it is
+// opened by that path.
 func PathRoots(paths []string) ([]Root, error) {
 	out := make([]Root, 0, len(paths))
 	for _, p := range paths {
@@ -157,7 +160,11 @@ func PathRoots(paths []string) ([]Root, error) {
 		if err != nil {
 			return nil, fmt.Errorf("path %s: %w", p, err)
 		}
-		out = append(out, Root{Path: abs, Recursive: true, Archive: IsArchivePath(abs)})
+		if IsArchivePath(abs) {
+			out = append(out, Root{Path: filepath.Clean(p), Recursive: true, Archive: true})
+			continue
+		}
+		out = append(out, Root{Path: abs, Recursive: true})
 	}
 	return out, nil
 }

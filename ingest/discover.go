@@ -33,6 +33,13 @@ type Root struct {
 	// Archive: Path is a home archive (.tar, .tar.gz, .tgz, .tar.zst,
 	// .zip) read as the tree it contains (set by PathRoots; SPEC.md §7.2).
 	Archive bool
+	// ReadAsListed says the caller reads (opens) every file discovery
+	// passes on while discovery goes on, as validate does: the listing of
+	// a compressed tar then waits for the members it holds in memory to
+	// be read rather than leaving the next ones to a second decompression
+	// (bounded by maxPendingBytes; it never waits long for a member nobody
+	// asks for).
+	ReadAsListed bool
 	// Labels, when not empty, keeps only the files (and path issues) whose
 	// source label is one of them (--source).
 	Labels []string

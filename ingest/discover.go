@@ -40,6 +40,12 @@ type Root struct {
 	// (bounded by maxPendingBytes; it never waits long for a member nobody
 	// asks for).
 	ReadAsListed bool
+	// Stores, for a root given as PATH, are the roots of the known stores
+	// (ingest.Store.Roots): a file found inside one of them is labelled
+	// with that store's label (the deepest; SPEC.md §7.1: the label comes
+	// from the store a file is in), so that a PATH inside pi's store moved
+	// by PI_CODING_AGENT_DIR reads as pi, not custom.
+	Stores []Root
 	// Labels, when not empty, keeps only the files (and path issues) whose
 	// source label is one of them (--source).
 	Labels []string
@@ -290,7 +296,30 @@ func (w *walker) source(r Root, path string) string {
 	if r.Source != "" {
 		return r.Source
 	}
+	if l := StoreLabelOf(r.Stores, path); l != "" {
+		return l
+	}
 	return SourceOf(path)
+}
+
+// StoreLabelOf returns the label of the store root among stores that holds
+// path (the deepest one; a non-recursive root holds only the files
+// directly in it), or "".
+func StoreLabelOf(stores []Root, path string) string {
+	label, depth := "", -1
+	for _, s := range stores {
+		rel, err := filepath.Rel(s.Path, path)
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+			continue
+		}
+		if !s.Recursive && strings.ContainsRune(rel, filepath.Separator) {
+			continue
+		}
+		if d := len(s.Path); d > depth && s.Source != "" {
+			label, depth = s.Source, d
+		}
+	}
+	return label
 }
 
 func (w *walker) root(r Root) error {

@@ -162,7 +162,11 @@ func (w *walker) archive(r Root, fi fs.FileInfo) error {
 	ix := &archiveIndex{path: r.Path, format: format, ordinal: map[string]int{}, isFile: map[int]bool{}, pending: map[int][]byte{},
 		busy: map[*tarCursor]int{}}
 	ix.cond = sync.NewCond(&ix.mu)
-	if old, loaded := archives.LoadOrStore(r.Path, ix); loaded {
+	if r.CountOnly {
+		// A walk that only counts (another may be reading this archive):
+		// its index is its own, and no member is held for reading.
+		defer ix.closeZip()
+	} else if old, loaded := archives.LoadOrStore(r.Path, ix); loaded {
 		ix = old.(*archiveIndex)
 		ix.mu.Lock()
 		ix.ordinal, ix.isFile, ix.pending, ix.pendingBytes = map[string]int{}, map[int]bool{}, map[int][]byte{}, 0
@@ -219,7 +223,7 @@ func (w *walker) archive(r Root, fi fs.FileInfo) error {
 	if format == ArchiveZip {
 		zr, err := zip.OpenReader(r.Path)
 		if err != nil {
-			w.report(r.Path, w.source(r, r.Path), CodeUnreadable, SeverityError, "zip: "+errText(err))
+			w.report(r.Path, w.source(r, r.Path), CodeUnreadable, SeverityError, "zip: "+strings.TrimPrefix(errText(err), "zip: "))
 			return nil
 		}
 		ix.mu.Lock()
@@ -306,7 +310,7 @@ func (w *walker) archive(r Root, fi fs.FileInfo) error {
 		// listing waits for budget instead, and keeps members up to the
 		// whole budget.
 		data = nil
-		keep := ix.reserve(w.ctx, h.Size, r.ReadAsListed)
+		keep := !r.CountOnly && ix.reserve(w.ctx, h.Size, r.ReadAsListed)
 		d := xxh3.New()
 		if keep {
 			data = make([]byte, h.Size)

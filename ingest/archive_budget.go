@@ -66,3 +66,13 @@ func (ix *archiveIndex) release(ord int) {
 		ix.cond.Broadcast()
 	}
 }
+
+// closeZip closes the zip reader of an index nobody reads from.
+func (ix *archiveIndex) closeZip() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.zr != nil {
+		ix.zr.Close()
+		ix.zr = nil
+	}
+}

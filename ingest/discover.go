@@ -40,6 +40,11 @@ type Root struct {
 	// (bounded by maxPendingBytes; it never waits long for a member nobody
 	// asks for).
 	ReadAsListed bool
+	// CountOnly says the walk only lists files (sizes, identities) while
+	// another walk of the same roots may be reading them (export's
+	// progress total): a home archive is listed without its members being
+	// made readable through it, so the reading walk's are left alone.
+	CountOnly bool
 	// Stores, for a root given as PATH, are the roots of the known stores
 	// (ingest.Store.Roots): a file found inside one of them is labelled
 	// with that store's label (the deepest; SPEC.md §7.1: the label comes

@@ -174,6 +174,31 @@ func TestC28HomeArchive(t *testing.T) {
 		}
 	}
 
+	// import takes each archive as a SOURCE: its members are imported
+	// (named as given), then found already imported; the archive is not
+	// changed (SPEC.md §7.2: import reads archives as sources).
+	for name, want := range exp.ValidateArchive {
+		store := filepath.Join(t.TempDir(), "store")
+		for run, result := range []string{"imported", "already_imported"} {
+			code, out, errOut := runEnvCLI(t, t.TempDir(), nil, "import", "--json", "--to", store, name)
+			got := map[string]string{}
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				var r struct{ Path, Result string }
+				if json.Unmarshal([]byte(line), &r) == nil && r.Path != "" {
+					got[r.Path] = r.Result
+				}
+			}
+			if code != ExitOK || len(got) != len(want.Files) {
+				t.Errorf("import %s (run %d): exit %d, %v\n%s", name, run+1, code, got, errOut)
+			}
+			for p := range want.Files {
+				if got[p] != result {
+					t.Errorf("import %s (run %d): %s is %q, want %s", name, run+1, p, got[p], result)
+				}
+			}
+		}
+	}
+
 	for name, want := range exp.Migrate {
 		p := filepath.Join(caseDir, name)
 		for _, args := range [][]string{{"migrate", p}, {"migrate", "--relayout", p}, {"migrate", "--dry-run", p}} {

@@ -585,7 +585,12 @@ func (r *run) load(ctx context.Context) (err error) {
 		// only, runs ahead of the reading one (which discovery feeds a few
 		// files at a time) and announces the bytes to read.
 		go func() {
-			_ = discover(ctx, opts.Roots, func(f ingest.File) error {
+			roots := make([]ingest.Root, len(opts.Roots))
+			for i, r := range opts.Roots {
+				r.CountOnly = true // never disturbs the reading walk's archives
+				roots[i] = r
+			}
+			_ = discover(ctx, roots, func(f ingest.File) error {
 				if k, ok := known[f.Path]; !ok || k.size != f.Size || k.mtime != f.ModTime.UnixMicro() || k.inode != int64(f.Ino) {
 					g.Grow(f.Size)
 				}

@@ -29,14 +29,13 @@ var errChanged = errors.New("changed while it was being read")
 type member struct {
 	sf   *srcFile
 	res  *Result
-	fh   *os.File
-	meta fstx.Meta
+	c    *content
 	plan *migrate.Plan // nil: not importable (res says why)
 	hdr  map[string]any
 	side *side
 }
 
-func (m *member) stream() (io.Reader, func()) { return upgradedStream(m.fh, m.meta.Size, m.plan) }
+func (m *member) stream() (io.Reader, func()) { return upgradedStream(m.c.ra, m.c.size, m.plan) }
 
 // tgt is a store file holding the session being imported.
 type tgt struct {
@@ -85,7 +84,7 @@ func (im *importer) attempt(ctx context.Context, g *group) (rs []Result, retry b
 	var members, valid []*member
 	defer func() {
 		for _, m := range members {
-			m.fh.Close()
+			_ = m.c.close()
 		}
 	}()
 	for i, sf := range g.members {
@@ -107,6 +106,7 @@ func (im *importer) attempt(ctx context.Context, g *group) (rs []Result, retry b
 			continue
 		}
 		*r = Result{Path: sf.file.Path, Source: sf.file.Source, SessionID: sf.id, Size: sf.file.Size}
+		r.Notes = append(r.Notes, sf.notes...)
 		m := im.prepare(ctx, sf, r)
 		if m == nil {
 			continue
@@ -146,7 +146,7 @@ func (im *importer) attempt(ctx context.Context, g *group) (rs []Result, retry b
 		if m.res.Wrote() {
 			continue
 		}
-		if ch, _ := changed(m.sf.file.Path, m.meta); ch {
+		if ch, _ := changed(m.c.disk, m.c.diskMeta); ch {
 			if !wrote {
 				return rs, true
 			}
@@ -175,20 +175,16 @@ func fail(r *Result, err error) {
 // prepare opens a source file and plans its upgrade. It returns nil when
 // the file cannot be opened (r says why).
 func (im *importer) prepare(ctx context.Context, sf *srcFile, r *Result) *member {
-	fh, err := ingest.OpenRegular(sf.file.Path)
+	c, err := im.openContent(ctx, sf)
 	if err != nil {
 		fail(r, err)
 		return nil
 	}
-	meta, err := fstx.Stat(fh)
-	if err != nil {
-		fh.Close()
-		fail(r, fmt.Errorf("stat %s: %w", sf.file.Path, err))
-		return nil
+	if sf.plain() {
+		r.Size = c.size
 	}
-	r.Size = meta.Size
-	m := &member{sf: sf, res: r, fh: fh, meta: meta}
-	plan, err := migrate.PlanFile(ctx, fh, meta.Size, migrate.PlanOptions{Repair: im.opts.Repair,
+	m := &member{sf: sf, res: r, c: c}
+	plan, err := migrate.PlanFile(ctx, c.ra, c.size, migrate.PlanOptions{Repair: im.opts.Repair,
 		KeepUnresolvedParent: im.opts.KeepUnresolvedParent, ResolveParent: im.ix.Resolve,
 		RemovedKept: RemovedKept})
 	var se *migrate.SkipError
@@ -200,8 +196,16 @@ func (im *importer) prepare(ctx context.Context, sf *srcFile, r *Result) *member
 		fail(r, fmt.Errorf("read %s: %w", sf.file.Path, err))
 		return m
 	}
+	if c.lineShift > 0 {
+		plan.Changes = shiftLines(plan.Changes, c.lineShift)
+		plan.Repairs = shiftLines(plan.Repairs, c.lineShift)
+		plan.Notes = shiftLines(plan.Notes, c.lineShift)
+	}
 	r.SessionID = plan.SessionID
 	r.FromVersion, r.EarlyV4 = plan.FromVersion, plan.EarlyV4
+	if c.titleNote != "" {
+		r.Notes = append(r.Notes, migrate.Change{Line: 1, What: c.titleNote})
+	}
 	r.Notes = append(r.Notes, plan.Notes...)
 	if !usableID(plan.SessionID) {
 		r.Result, r.Reason = ResultSkipped, ReasonUnusableID
@@ -410,7 +414,7 @@ func (im *importer) decide(ctx context.Context, valid []*member) (retry bool, er
 		res.Detail = fmt.Sprintf("the source has %d entries, the store's copy %d: replaced", len(cand.side.sums), len(t.side.sums))
 		res.Changes, res.Repairs = cand.plan.Changes, cand.plan.Repairs
 		if !im.opts.DryRun {
-			if err := im.replace(ctx, t, cand.fh, cand.meta.Size, cand.plan, cand); err != nil {
+			if err := im.replace(ctx, t, cand.c.ra, cand.c.size, cand.plan, cand); err != nil {
 				if errors.Is(err, errChanged) {
 					return true, nil
 				}
@@ -451,7 +455,7 @@ func (im *importer) decide(ctx context.Context, valid []*member) (retry bool, er
 // sameBytes reports whether the store file p holds exactly the upgraded
 // bytes of m: same size, same bytes (compared as they are produced).
 func sameBytes(m *member, p string) (bool, error) {
-	size := m.meta.Size
+	size := m.c.size
 	for _, e := range m.plan.Edits {
 		size += int64(len(e.New)) - (e.End - e.Off)
 	}
@@ -471,7 +475,7 @@ func sameBytes(m *member, p string) (bool, error) {
 		return false, nil
 	}
 	cw := &cmpWriter{r: bufio.NewReaderSize(f, 256<<10), buf: make([]byte, 64<<10)}
-	err = migrate.Apply(cw, io.NewSectionReader(m.fh, 0, m.meta.Size), m.plan)
+	err = migrate.Apply(cw, io.NewSectionReader(m.c.ra, 0, m.c.size), m.plan)
 	switch {
 	case errors.Is(err, errDiffer), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return false, nil
@@ -530,7 +534,7 @@ func (im *importer) pathTaken(cand *member, p, id string) (bool, error) {
 // newPath is where a new copy goes: <target>/<encoded cwd>/<name>, or
 // <target>/<name> with --flat or without a cwd.
 func (im *importer) newPath(m *member) (string, []migrate.Change) {
-	name := targetName(m.sf.file.Path, m.plan.SessionID, m.hdr, m.meta.Mtime)
+	name := targetName(copyName(m.sf.file.Path), m.plan.SessionID, m.hdr, m.c.copyMeta.Mtime)
 	if im.opts.Flat {
 		return filepath.Join(im.target, name), nil
 	}

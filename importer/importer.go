@@ -29,7 +29,6 @@ import (
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/internal/pipeline"
 	"github.com/sessions-etl/sessions-etl/migrate"
-	"github.com/sessions-etl/sessions-etl/session"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -55,10 +54,7 @@ const (
 	ReasonTargetInvalid  = "target_invalid"        // conflict: the store's file with this id does not load
 	ReasonPathTaken      = "target_path_taken"     // conflict: the file name the copy needs holds another session
 	ReasonInTarget       = "in_target"             // skipped: the source file is inside the target store
-	ReasonArchived       = "archived"              // skipped: an OpenClaw reset/deleted archive (its id is the live session's)
-	ReasonCompressed     = "compressed"            // skipped: a .zst/.gz file (not imported by this version)
-	ReasonForeignDialect = "foreign_dialect"       // skipped: an oh-my-pi file with a title slot (not imported by this version)
-	ReasonInArchive      = "in_archive"            // skipped: a member of a home archive given as SOURCE (not imported by this version)
+	ReasonArchived       = "archived"              // skipped: an OpenClaw reset/deleted archive (see skipDetail)
 	ReasonUnusableID     = "unusable_id"           // skipped: the session id cannot be part of a file name
 	ReasonChanged        = "changed_during_import" // failed: the source or the store's copy kept changing while it was read
 	ReasonLocked         = "locked"                // failed: the agent holds the store's copy
@@ -119,7 +115,7 @@ func (r Result) Failed() bool {
 		return true
 	case ResultSkipped:
 		switch r.Reason {
-		case string(validate.StatusEmpty), ReasonInTarget, ReasonArchived, ReasonCompressed, ReasonForeignDialect, ReasonInArchive, ingest.CodeBrokenLink, ingest.CodeSymlinkCycle, ingest.CodeNotASessionFile:
+		case string(validate.StatusEmpty), ReasonInTarget, ReasonArchived, ingest.CodeArchiveMember, ingest.CodeBrokenLink, ingest.CodeSymlinkCycle, ingest.CodeNotASessionFile:
 			return false // nothing to import, nothing the user must fix
 		}
 		return true
@@ -169,7 +165,9 @@ type srcFile struct {
 	id       string // header session id, "" when unreadable
 	issue    *ingest.PathIssue
 	inTarget bool
-	skip     string // ReasonArchived, ReasonCompressed: not imported
+	skip     string // ReasonArchived: not imported
+	slot     bool   // an oh-my-pi file opening with its title slot
+	notes    []migrate.Change
 }
 
 // group is the source files that share a session id (or one file without
@@ -222,21 +220,19 @@ func Run(ctx context.Context, opts Options, emit func(Result) error) (Summary, e
 	byID := map[string]*group{}
 	err = ingest.Discover(ctx, opts.Sources, func(f ingest.File) error {
 		sf := &srcFile{file: f}
-		if store.files[devIno{f.Dev, f.Ino}] || within(target, f.Path) {
+		if f.Archive == "" && (store.files[devIno{f.Dev, f.Ino}] || within(target, f.Path)) {
 			sf.inTarget = true
 			groups = append(groups, &group{members: []*srcFile{sf}})
 			return nil
 		}
-		if f.Archive != "" {
-			sf.skip = ReasonInArchive
-		} else if sf.skip = skipKind(f.Kind); sf.skip == "" && hasTitleSlot(f.Path) {
-			sf.skip = ReasonForeignDialect
-		}
-		if sf.skip != "" {
+		if f.Kind.Archived {
+			sf.skip = ReasonArchived
 			groups = append(groups, &group{members: []*srcFile{sf}})
 			return nil
 		}
-		if id, ok := migrate.ReadHeaderID(f.Path); ok {
+		id, slot, ok := readHeaderID(f)
+		sf.slot = slot
+		if ok {
 			sf.id = id
 			ix.Add(f.Path, id)
 			if g := byID[id]; g != nil {
@@ -256,6 +252,7 @@ func Run(ctx context.Context, opts Options, emit func(Result) error) (Summary, e
 	if err != nil {
 		return sum, err
 	}
+	groups = attachMemberNotes(groups)
 
 	// Phase 3: the groups, in parallel. A real run first removes the
 	// temporary files an interrupted run left in the store.
@@ -316,6 +313,36 @@ func Run(ctx context.Context, opts Options, emit func(Result) error) (Summary, e
 	return sum, err
 }
 
+// attachMemberNotes turns the warnings about an archive member that is
+// read all the same (a name with ".." or a leading "/", shown cleaned)
+// into notes of that member's result, so that it is listed once.
+func attachMemberNotes(groups []*group) []*group {
+	files := map[string]*srcFile{}
+	for _, g := range groups {
+		for _, m := range g.members {
+			if m.issue == nil && m.file.Archive != "" {
+				files[m.file.Path] = m
+			}
+		}
+	}
+	if len(files) == 0 {
+		return groups
+	}
+	out := groups[:0]
+	for _, g := range groups {
+		if len(g.members) == 1 {
+			if is := g.members[0].issue; is != nil && is.Issue.Severity != ingest.SeverityError {
+				if sf := files[is.Path]; sf != nil {
+					sf.notes = append(sf.notes, migrate.Change{What: is.Issue.Message})
+					continue
+				}
+			}
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
 func (s *Summary) add(r Result) {
 	s.Files++
 	s.Bytes += r.Size
@@ -346,39 +373,16 @@ func (s *Summary) Sources() []string {
 	return out
 }
 
-// skipKind says why a source file is not imported, by its name (SPEC.md
-// §7.2): an OpenClaw archive holds an earlier epoch under the live
-// session's id (importing it would conflict with the live file's copy);
-// a compressed file is not imported by this version (its records are read
-// by validate, export and report). Snapshots are imported like any file
-// (a copy of an imported session is a duplicate).
+// skipDetail says why a source file is not imported (SPEC.md §7.2).
+// OpenClaw's archives are read by validate, export and report (their
+// records were billed) but never imported: a reset archive is an earlier
+// epoch under the live session's id (the store holds one session per id,
+// so importing it would replace the live session's copy or conflict with
+// it), and a deleted archive is a session the user deleted (importing it
+// would bring it back into the agent's session list). Compressed files,
+// archive members and omp files are imported (see content.go).
 var skipDetail = map[string]string{
-	ReasonArchived:       "an OpenClaw reset/deleted archive: not imported (its session id is the live session's)",
-	ReasonCompressed:     "a compressed file: not imported (validate, export and report read it)",
-	ReasonInArchive:      "a member of a home archive: not imported by this version (validate, export and report read it)",
-	ReasonForeignDialect: "an oh-my-pi session with a title slot: not imported by this version (validate, export and report read it)",
-}
-
-// hasTitleSlot reports whether the file at path opens with oh-my-pi's
-// title slot (SPEC.md §7.2).
-func hasTitleSlot(path string) bool {
-	f, err := ingest.OpenRegular(path)
-	if err != nil {
-		return false // prepare reports it
-	}
-	defer f.Close()
-	_, ok := session.ReadTitleSlot(f)
-	return ok
-}
-
-func skipKind(k ingest.NameKind) string {
-	switch {
-	case k.Archived:
-		return ReasonArchived
-	case k.Compression != "":
-		return ReasonCompressed
-	}
-	return ""
+	ReasonArchived: "an OpenClaw reset/deleted archive: not imported (a reset archive is an earlier epoch under the live session's id, a deleted one a session the user deleted); validate, export and report count its records",
 }
 
 // within reports whether path is dir or lies below it.

@@ -75,14 +75,14 @@ func (im *importer) create(ctx context.Context, m *member, p string) error {
 	if _, err := os.Lstat(p); err == nil {
 		return fmt.Errorf("%s: %w", p, fs.ErrExist) // created meanwhile by another process
 	}
-	_, err = fstx.WriteFile(p, m.meta, fstx.WriteOptions{}, true,
-		func(w io.Writer) error { return writeCopy(ctx, w, m.fh, m.meta.Size, m.plan) },
+	_, err = fstx.WriteFile(p, m.c.copyMeta, fstx.WriteOptions{}, true,
+		func(w io.Writer) error { return writeCopy(ctx, w, m.c.ra, m.c.size, m.plan) },
 		func(sum string) error {
-			if err := unchanged(m.sf.file.Path, m.meta); err != nil {
+			if err := unchanged(m.c.disk, m.c.diskMeta); err != nil {
 				return err
 			}
-			return im.run.Record(fstx.JournalEntry{Op: fstx.OpCreate, Path: p, Mtime: m.meta.Mtime,
-				Mode: modeString(m.meta.Mode), SHA256After: sum, FromVersion: m.plan.FromVersion,
+			return im.run.Record(fstx.JournalEntry{Op: fstx.OpCreate, Path: p, Mtime: m.c.copyMeta.Mtime,
+				Mode: modeString(m.c.copyMeta.Mode), SHA256After: sum, FromVersion: m.plan.FromVersion,
 				Changes: len(m.plan.Changes), Repairs: repairs(m.plan), Time: im.opts.Now().UTC()})
 		})
 	if err != nil {
@@ -123,13 +123,13 @@ func (im *importer) replace(ctx context.Context, t *tgt, src io.ReaderAt, size i
 	if from != nil {
 		// The source's times; the store file keeps its own mode and owner
 		// (never widened, and what undo restores).
-		meta.Mtime, meta.Atime = from.meta.Mtime, from.meta.Atime
+		meta.Mtime, meta.Atime = from.c.copyMeta.Mtime, from.c.copyMeta.Atime
 	}
 	_, err = fstx.WriteFile(t.path, meta, fstx.WriteOptions{AttrsFrom: t.path}, false,
 		func(w io.Writer) error { return writeCopy(ctx, w, src, size, plan) },
 		func(sum string) error {
 			if from != nil {
-				if err := unchanged(from.sf.file.Path, from.meta); err != nil {
+				if err := unchanged(from.c.disk, from.c.diskMeta); err != nil {
 					return err
 				}
 			}

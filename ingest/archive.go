@@ -12,6 +12,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/zeebo/xxh3"
 )
@@ -161,7 +162,11 @@ func (w *walker) archive(r Root, fi fs.FileInfo) error {
 	ix := &archiveIndex{path: r.Path, format: format, ordinal: map[string]int{}, isFile: map[int]bool{}, pending: map[int][]byte{},
 		busy: map[*tarCursor]int{}}
 	ix.cond = sync.NewCond(&ix.mu)
-	if old, loaded := archives.LoadOrStore(r.Path, ix); loaded {
+	if r.CountOnly {
+		// A walk that only counts (another may be reading this archive):
+		// its index is its own, and no member is held for reading.
+		defer ix.closeZip()
+	} else if old, loaded := archives.LoadOrStore(r.Path, ix); loaded {
 		ix = old.(*archiveIndex)
 		ix.mu.Lock()
 		ix.ordinal, ix.isFile, ix.pending, ix.pendingBytes = map[string]int{}, map[int]bool{}, map[int][]byte{}, 0
@@ -202,7 +207,9 @@ func (w *walker) archive(r Root, fi fs.FileInfo) error {
 		f.Path, f.Source, f.Archive, f.Member, f.Kind = vpath, w.source(r, vpath), r.Path, clean, KindOf(path.Base(clean))
 		if (inPiAgentDir(vpath) || f.Kind.Trajectory) && f.Kind.Compression == "" && data != nil && notASessionIn(bytes.NewReader(data)) {
 			// As on disk: another kind of JSONL file (a member read
-			// while listed; a larger one is validated).
+			// while listed; a larger one is validated). Nobody reads it:
+			// its bytes are not held.
+			ix.release(ord)
 			w.report(vpath, f.Source, CodeNotASessionFile, SeverityNote, "another kind of JSONL file (its first record is not a session header): not read")
 			return nil
 		}
@@ -216,7 +223,7 @@ func (w *walker) archive(r Root, fi fs.FileInfo) error {
 	if format == ArchiveZip {
 		zr, err := zip.OpenReader(r.Path)
 		if err != nil {
-			w.report(r.Path, w.source(r, r.Path), CodeUnreadable, SeverityError, "zip: "+errText(err))
+			w.report(r.Path, w.source(r, r.Path), CodeUnreadable, SeverityError, "zip: "+strings.TrimPrefix(errText(err), "zip: "))
 			return nil
 		}
 		ix.mu.Lock()
@@ -244,10 +251,10 @@ func (w *walker) archive(r Root, fi fs.FileInfo) error {
 				continue
 			}
 			data = nil
-			if zf.UncompressedSize64 <= maxPendingMember {
+			if zf.UncompressedSize64 <= uint64(maxPendingMember) {
 				if clean, _ := cleanMember(zf.Name); inPiAgentDir(r.Path+MemberSep+clean) || KindOf(path.Base(clean)).Trajectory {
 					if rc, err := zf.Open(); err == nil {
-						data, _ = io.ReadAll(io.LimitReader(rc, int64(maxPendingMember)))
+						data, _ = io.ReadAll(io.LimitReader(rc, maxPendingMember))
 						rc.Close()
 					}
 				}
@@ -298,17 +305,16 @@ func (w *walker) archive(r Root, fi fs.FileInfo) error {
 		}
 		// A small member is kept for the worker that reads it (the stream
 		// is decompressed once), within maxPendingBytes; a larger one, or
-		// one beyond the budget, is read again by a cursor.
+		// one beyond the budget, is read again by a cursor. When the
+		// caller reads files as they are listed (Root.ReadAsListed), the
+		// listing waits for budget instead, and keeps members up to the
+		// whole budget.
 		data = nil
-		ix.mu.Lock()
-		keep := h.Size <= maxPendingMember && ix.pendingBytes+h.Size <= maxPendingBytes
-		if keep {
-			ix.pendingBytes += h.Size
-		}
-		ix.mu.Unlock()
+		keep := !r.CountOnly && ix.reserve(w.ctx, h.Size, r.ReadAsListed)
 		d := xxh3.New()
 		if keep {
-			if data, err = io.ReadAll(io.LimitReader(tr, h.Size)); err == nil {
+			data = make([]byte, h.Size)
+			if _, err = io.ReadFull(tr, data); err == nil {
 				_, _ = d.Write(data)
 			} else {
 				ix.mu.Lock()
@@ -392,6 +398,7 @@ func openMember(ix *archiveIndex, member string) (io.ReadCloser, error) {
 	if data, ok := ix.pending[ord]; ok {
 		delete(ix.pending, ord)
 		ix.pendingBytes -= int64(len(data))
+		ix.cond.Broadcast() // a listing may wait for the budget
 		ix.mu.Unlock()
 		return &memberReader{rc: io.NopCloser(bytes.NewReader(data)), name: ix.path + MemberSep + member, format: ix.format}, nil
 	}
@@ -421,6 +428,7 @@ func openMember(ix *archiveIndex, member string) (io.ReadCloser, error) {
 		if data, ok := ix.pending[ord]; ok {
 			delete(ix.pending, ord)
 			ix.pendingBytes -= int64(len(data))
+			ix.cond.Broadcast()
 			ix.mu.Unlock()
 			return &memberReader{rc: io.NopCloser(bytes.NewReader(data)), name: ix.path + MemberSep + member, format: ix.format}, nil
 		}
@@ -432,6 +440,7 @@ func openMember(ix *archiveIndex, member string) (io.ReadCloser, error) {
 			return nil, fail(err)
 		}
 		c = &tarCursor{f: f, src: src, tr: tar.NewReader(src)}
+		cursorsOpened.Add(1)
 		ix.mu.Lock()
 	}
 	ix.busy[c] = ord
@@ -467,11 +476,15 @@ func openMember(ix *archiveIndex, member string) (io.ReadCloser, error) {
 }
 
 // Bounds of archiveIndex.pending: members up to maxPendingMember bytes,
-// maxPendingBytes in all per archive.
-const (
-	maxPendingMember = 8 << 20
-	maxPendingBytes  = 64 << 20
+// maxPendingBytes in all per archive (variables for tests).
+var (
+	maxPendingMember int64 = 8 << 20
+	maxPendingBytes  int64 = 64 << 20
 )
+
+// cursorsOpened counts the sequential readers started from the top of an
+// archive (each a second decompression of the stream up to its member).
+var cursorsOpened atomic.Int64
 
 // keepPending buffers the member of ordinal ord a cursor is going past,
 // when discovery passed it on, nobody read it yet, and it is small.

@@ -33,6 +33,24 @@ type Root struct {
 	// Archive: Path is a home archive (.tar, .tar.gz, .tgz, .tar.zst,
 	// .zip) read as the tree it contains (set by PathRoots; SPEC.md §7.2).
 	Archive bool
+	// ReadAsListed says the caller reads (opens) every file discovery
+	// passes on while discovery goes on, as validate does: the listing of
+	// a compressed tar then waits for the members it holds in memory to
+	// be read rather than leaving the next ones to a second decompression
+	// (bounded by maxPendingBytes; it never waits long for a member nobody
+	// asks for).
+	ReadAsListed bool
+	// CountOnly says the walk only lists files (sizes, identities) while
+	// another walk of the same roots may be reading them (export's
+	// progress total): a home archive is listed without its members being
+	// made readable through it, so the reading walk's are left alone.
+	CountOnly bool
+	// Stores, for a root given as PATH, are the roots of the known stores
+	// (ingest.Store.Roots): a file found inside one of them is labelled
+	// with that store's label (the deepest; SPEC.md §7.1: the label comes
+	// from the store a file is in), so that a PATH inside pi's store moved
+	// by PI_CODING_AGENT_DIR reads as pi, not custom.
+	Stores []Root
 	// Labels, when not empty, keeps only the files (and path issues) whose
 	// source label is one of them (--source).
 	Labels []string
@@ -52,7 +70,7 @@ const CodeLinkOutsideRoot = "link_outside_root"
 
 // File is one session file found by [Discover].
 type File struct {
-	Path    string // absolute path as reached (symbolic links in it are not resolved)
+	Path    string // absolute path as reached (symbolic links in it are not resolved); ARCHIVE!/inner for an archive member (ARCHIVE as given)
 	Source  string // source label: the store's (ingest.Labels, a config store's name), else SourceOf
 	Size    int64  // bytes
 	ModTime time.Time
@@ -149,7 +167,10 @@ func DefaultRoots(home string) []Root {
 }
 
 // PathRoots turns command-line paths into recursive roots whose source is
-// derived from each file's path. Relative paths are made absolute.
+// derived from each file's path. Relative paths are made absolute, except
+// a home archive's: its members are shown as ARCHIVE!/inner with ARCHIVE
+// as given on the command line (cleaned; SPEC.md §7.2, case c28), and it is
+// opened by that path.
 func PathRoots(paths []string) ([]Root, error) {
 	out := make([]Root, 0, len(paths))
 	for _, p := range paths {
@@ -157,7 +178,11 @@ func PathRoots(paths []string) ([]Root, error) {
 		if err != nil {
 			return nil, fmt.Errorf("path %s: %w", p, err)
 		}
-		out = append(out, Root{Path: abs, Recursive: true, Archive: IsArchivePath(abs)})
+		if IsArchivePath(abs) {
+			out = append(out, Root{Path: filepath.Clean(p), Recursive: true, Archive: true})
+			continue
+		}
+		out = append(out, Root{Path: abs, Recursive: true})
 	}
 	return out, nil
 }
@@ -276,7 +301,30 @@ func (w *walker) source(r Root, path string) string {
 	if r.Source != "" {
 		return r.Source
 	}
+	if l := StoreLabelOf(r.Stores, path); l != "" {
+		return l
+	}
 	return SourceOf(path)
+}
+
+// StoreLabelOf returns the label of the store root among stores that holds
+// path (the deepest one; a non-recursive root holds only the files
+// directly in it), or "".
+func StoreLabelOf(stores []Root, path string) string {
+	label, depth := "", -1
+	for _, s := range stores {
+		rel, err := filepath.Rel(s.Path, path)
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+			continue
+		}
+		if !s.Recursive && strings.ContainsRune(rel, filepath.Separator) {
+			continue
+		}
+		if d := len(s.Path); d > depth && s.Source != "" {
+			label, depth = s.Source, d
+		}
+	}
+	return label
 }
 
 func (w *walker) root(r Root) error {

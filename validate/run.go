@@ -68,7 +68,13 @@ func Run(ctx context.Context, opts Options, emit func(FileResult) error) (Summar
 	err := pipeline.Ordered(ctx, workers, workers*256,
 		func(ctx context.Context, yield func(item) error) error {
 			var yerr error
-			err := ingest.Discover(ctx, opts.Roots,
+			// Every file passed on is read as discovery goes on.
+			roots := make([]ingest.Root, len(opts.Roots))
+			for i, r := range opts.Roots {
+				r.ReadAsListed = true
+				roots[i] = r
+			}
+			err := ingest.Discover(ctx, roots,
 				func(f ingest.File) error { return yield(item{file: f}) },
 				func(pi ingest.PathIssue) {
 					if yerr == nil {

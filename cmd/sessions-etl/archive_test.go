@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -52,8 +53,12 @@ func TestC28HomeArchive(t *testing.T) {
 	if len(exp.ValidateArchive) != 2 {
 		t.Fatal("expected.json: two archives")
 	}
+	// The archives are named as given on the command line (relative,
+	// from the case directory): ARCHIVE!/inner/path keeps ARCHIVE so, in
+	// --json, in the text output and in export's files.path.
+	t.Chdir(caseDir)
 	for name, want := range exp.ValidateArchive {
-		code, out, errOut := runEnvCLI(t, t.TempDir(), nil, "validate", "--json", filepath.Join(caseDir, name))
+		code, out, errOut := runEnvCLI(t, t.TempDir(), nil, "validate", "--json", name)
 		if code != want.Exit {
 			t.Errorf("validate %s: exit %d, want %d\n%s", name, code, want.Exit, errOut)
 		}
@@ -61,20 +66,61 @@ func TestC28HomeArchive(t *testing.T) {
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 			var v jsonFileVerdict
 			if json.Unmarshal([]byte(line), &v) == nil && v.Path != "" {
-				rel, _ := filepath.Rel(caseDir, v.Path)
-				got[rel] = v.Status
+				got[v.Path] = v.Status
 				if v.FormatVersion == nil || *v.FormatVersion != 3 || v.Source != "pi" {
-					t.Errorf("validate %s: %s: version %v source %s", name, rel, v.FormatVersion, v.Source)
+					t.Errorf("validate %s: %s: version %v source %s", name, v.Path, v.FormatVersion, v.Source)
 				}
 			}
 		}
 		if len(got) != len(want.Files) {
 			t.Errorf("validate %s: %v", name, got)
 		}
-		for rel, w := range want.Files {
-			if got[rel] != w.Status {
-				t.Errorf("validate %s: %s = %q, want %q", name, rel, got[rel], w.Status)
+		for p, w := range want.Files {
+			if got[p] != w.Status {
+				t.Errorf("validate %s: %s = %q, want %q", name, p, got[p], w.Status)
 			}
+		}
+		// The same archive given by an absolute path is shown so.
+		abs := filepath.Join(caseDir, name)
+		_, out, _ = runEnvCLI(t, t.TempDir(), nil, "validate", "--json", abs)
+		for p := range want.Files {
+			if !strings.Contains(out, `"path":"`+abs+strings.TrimPrefix(p, name)+`"`) {
+				t.Errorf("validate %s: no verdict for %s", abs, abs+strings.TrimPrefix(p, name))
+			}
+		}
+		// Text: a damaged copy (and its member, for a tar.gz: a zip cut
+		// short has no member list) is named as given.
+		bad := "bad-" + name
+		work := t.TempDir()
+		if err := os.WriteFile(filepath.Join(work, bad), truncatedCopy(t, name), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rel, err := filepath.Rel(caseDir, filepath.Join(work, bad))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, out, errOut = runEnvCLI(t, t.TempDir(), nil, "validate", rel)
+		named := "\n  " + rel
+		if strings.HasSuffix(name, ".tar.gz") {
+			named += "!/.pi/"
+		}
+		if !strings.Contains(out, named) || strings.Contains(out, "\n  "+work) {
+			t.Errorf("validate %s (text): the problem is not named %q:\n%s%s", rel, named, out, errOut)
+		}
+
+		// export's files.path.
+		db := filepath.Join(t.TempDir(), "x.duckdb")
+		if code, _, errOut := runEnvCLI(t, t.TempDir(), nil, "export", "--duckdb", db, name); code != ExitOK {
+			t.Fatalf("export %s: exit %d\n%s", name, code, errOut)
+		}
+		code, out, errOut = runEnvCLI(t, t.TempDir(), nil, "query", "--duckdb", db, "--csv", "SELECT path FROM files ORDER BY path")
+		var paths []string
+		for p := range want.Files {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		if code != ExitOK || strings.TrimSpace(out) != "path\n"+strings.Join(paths, "\n") {
+			t.Errorf("export %s: files.path\n%s%s\nwant %v", name, out, errOut, paths)
 		}
 	}
 
@@ -128,6 +174,31 @@ func TestC28HomeArchive(t *testing.T) {
 		}
 	}
 
+	// import takes each archive as a SOURCE: its members are imported
+	// (named as given), then found already imported; the archive is not
+	// changed (SPEC.md §7.2: import reads archives as sources).
+	for name, want := range exp.ValidateArchive {
+		store := filepath.Join(t.TempDir(), "store")
+		for run, result := range []string{"imported", "already_imported"} {
+			code, out, errOut := runEnvCLI(t, t.TempDir(), nil, "import", "--json", "--to", store, name)
+			got := map[string]string{}
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				var r struct{ Path, Result string }
+				if json.Unmarshal([]byte(line), &r) == nil && r.Path != "" {
+					got[r.Path] = r.Result
+				}
+			}
+			if code != ExitOK || len(got) != len(want.Files) {
+				t.Errorf("import %s (run %d): exit %d, %v\n%s", name, run+1, code, got, errOut)
+			}
+			for p := range want.Files {
+				if got[p] != result {
+					t.Errorf("import %s (run %d): %s is %q, want %s", name, run+1, p, got[p], result)
+				}
+			}
+		}
+	}
+
 	for name, want := range exp.Migrate {
 		p := filepath.Join(caseDir, name)
 		for _, args := range [][]string{{"migrate", p}, {"migrate", "--relayout", p}, {"migrate", "--dry-run", p}} {
@@ -140,4 +211,15 @@ func TestC28HomeArchive(t *testing.T) {
 			t.Errorf("%s changed", name)
 		}
 	}
+}
+
+// truncatedCopy returns the archive name (in the current directory) cut
+// in its second half: a zip loses its central directory, a tar.gz its end.
+func truncatedCopy(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b[:len(b)*2/3]
 }

@@ -44,6 +44,12 @@ through a temporary file, fsync, rename and directory fsync, with the source's
 permission bits and modification time. The session id is kept, and sessions already
 in the store are found by id, whatever their file names.
 
+A SOURCE may also be a home archive (.tar, .tar.gz/.tgz, .tar.zst, .zip; members are
+shown as ARCHIVE!/inner/path) or hold compressed (.zst, .gz) and oh-my-pi session files:
+their decompressed content is imported, nothing is extracted beside them, and an omp
+title is kept as the session's name. OpenClaw's reset and deleted archives are skipped
+(archived: the live session holds the id, or the user deleted it).
+
 Results per source file:
   imported          copied into the store as a new v4 file
   already_imported  the store holds the session with the same entries (or more)

@@ -12,8 +12,8 @@ import (
 // title slot. validate: needs_upgrade with the note omp_title_slot on line
 // 1, 4 entries, exit 0; report session: the slot's title is the name, the
 // header's cwd and the recorded usage; migrate (twice): skipped,
-// foreign_dialect, bytes and mtime unchanged; import: skipped, not an
-// error.
+// foreign_dialect, bytes and mtime unchanged; import: imported, the
+// copy named by the slot's title.
 func TestC25OmpTitleSlot(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", filepath.Join(t.TempDir(), "state"))
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(t.TempDir(), "cache"))
@@ -109,9 +109,18 @@ func TestC25OmpTitleSlot(t *testing.T) {
 				t.Errorf("migrate run %d changed the file", run)
 			}
 		}
-		code, out, errOut := runEnvCLI(t, home, nil, "import", "--json", "--to", filepath.Join(home, "store"), filepath.Join(home, ".omp"))
-		if code != ExitOK || !strings.Contains(out, `"reason":"foreign_dialect"`) {
-			t.Errorf("import: exit %d, want 0 and foreign_dialect:\n%s%s", code, out, errOut)
+		// import copies it without the slot, keeping the title as the
+		// session's name (the name report gives the copy).
+		store := filepath.Join(home, "store")
+		code, out, errOut := runEnvCLI(t, home, nil, "import", "--json", "--to", store, filepath.Join(home, ".omp"))
+		if code != ExitOK || !strings.Contains(out, `"result":"imported"`) {
+			t.Errorf("import: exit %d, want 0 and imported:\n%s%s", code, out, errOut)
+		}
+		for id, ws := range exp.Sessions {
+			code, out, errOut = runEnvCLI(t, home, nil, "report", "session", "--json", store)
+			if code != ExitOK || !strings.Contains(out, id) || !strings.Contains(out, `"name": "`+ws.Name+`"`) {
+				t.Errorf("report session over the imported copy: exit %d, want the name %q:\n%s%s", code, ws.Name, out, errOut)
+			}
 		}
 	}
 }

@@ -261,6 +261,26 @@ func selectRoots(ios *IO, sel rootSelection) ([]ingest.Root, error) {
 		if rts, err = ingest.PathRoots(sel.args); err != nil {
 			return nil, err
 		}
+		if ios.Home != "" {
+			// A PATH inside a store (wherever a variable or the config
+			// file put it) keeps that store's label; a PATH that is pi's
+			// agent directory is read as one.
+			var known []ingest.Root
+			for _, s := range stores(ios) {
+				known = append(known, s.Roots()...)
+			}
+			for i := range rts {
+				if rts[i].Archive {
+					continue
+				}
+				rts[i].Stores = known
+				for _, k := range known {
+					if k.AgentDir && k.Path == rts[i].Path {
+						rts[i].AgentDir = true
+					}
+				}
+			}
+		}
 	} else {
 		if ios.Home == "" {
 			return nil, usagef("no PATH given and no home directory to find the default roots")

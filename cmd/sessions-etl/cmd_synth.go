@@ -18,19 +18,27 @@ type synthOptions struct {
 	Sessions int
 	Seed     uint64
 	Size     string
+	Profile  string
 }
 
 func newSynthCmd(ios *IO, g *globalOptions) *cobra.Command {
 	opts := &synthOptions{globalOptions: g}
 	cmd := &cobra.Command{
-		Use:   "synth --out DIR [--sessions N] [--seed S] [--size BYTES]",
+		Use:   "synth --out DIR [--sessions N] [--seed S] [--size BYTES] [--profile NAME]",
 		Short: "Generate a realistic, deterministic sample home of pi / Atomic / Prime sessions",
 		Long: `synth writes a sample home (DIR/.pi, DIR/.atomic, DIR/.prime) of session files in
 every format version, with forks, branches, compactions, large tool results, a few
 damaged files, and DIR/manifest.json giving each file's expected verdict and the
 expected usage totals. The same --seed and options give byte-identical output.
 
---size accepts plain bytes or a unit: 200MB, 1GB, 1GiB.`,
+--size accepts plain bytes or a unit: 200MB, 1GB, 1GiB.
+
+--profile changes the home's shape (the default is the shape above):
+  usage-dense    about 3x the billed records per byte, 3x the forks, many
+                 branched sessions, some 5 MB image lines
+  content-heavy  6x the bytes per session in few turns: huge tool outputs
+  many-tiny      sessions of 1-8 KB, no images
+  fork-heavy     forks are 40% of the files, many forks of forks`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Out == "" {
@@ -40,9 +48,13 @@ expected usage totals. The same --seed and options give byte-identical output.
 			if err != nil {
 				return usageError{err}
 			}
+			profile, err := synth.ParseProfile(opts.Profile)
+			if err != nil {
+				return usageError{err}
+			}
 			// The same home asked for again: keep it (generation is deterministic).
 			if m, err := synth.LoadManifest(filepath.Join(opts.Out, "manifest.json")); err == nil &&
-				m.Seed == opts.Seed && m.Sessions == opts.Sessions && m.Size == size {
+				m.Seed == opts.Seed && m.Sessions == opts.Sessions && m.Size == size && m.Profile == profile {
 				if !opts.Quiet {
 					fmt.Fprintf(ios.Out, "%s already holds this home (%s, %s); nothing to do\n", opts.Out, plural(len(m.Files), "JSONL file", "JSONL files"), humanBytes(m.Bytes))
 				}
@@ -54,7 +66,7 @@ expected usage totals. The same --seed and options give byte-identical output.
 			if ents, err := os.ReadDir(opts.Out); err == nil && len(ents) > 0 {
 				return usagef("--out %s is not empty and holds no home generated with these options: choose a new or empty directory", opts.Out)
 			}
-			m, err := synth.Generate(cmd.Context(), synth.Options{Out: opts.Out, Sessions: opts.Sessions, Seed: opts.Seed, Size: size, Workers: opts.Workers})
+			m, err := synth.Generate(cmd.Context(), synth.Options{Out: opts.Out, Sessions: opts.Sessions, Seed: opts.Seed, Size: size, Workers: opts.Workers, Profile: profile})
 			if err != nil {
 				return err
 			}
@@ -72,6 +84,7 @@ expected usage totals. The same --seed and options give byte-identical output.
 	f.IntVar(&opts.Sessions, "sessions", 200, "number of session files to plan (approximate: the manifest lists those written)")
 	f.Uint64Var(&opts.Seed, "seed", 1, "random seed")
 	f.StringVar(&opts.Size, "size", "0", "target total size of the session files (0 = natural size)")
+	f.StringVar(&opts.Profile, "profile", "default", "shape of the home: default, usage-dense, content-heavy, many-tiny or fork-heavy")
 	return cmd
 }
 

@@ -526,8 +526,12 @@ func (s *sess) toolResult(c *toolCall, callerIdx int32) int32 {
 // childUsage writes Prime's child_usage_attributed records for an assistant
 // message: aggregateUsage is always own + children so far.
 func (s *sess) childUsage(target int32) {
-	agg, ok := s.childAgg[target] // a second tool call of the same message goes on from the first's
-	if !ok {
+	// A second tool call of the same message goes on from the first's
+	// aggregate. The default profile keeps the bytes of earlier releases
+	// (the bench home and the README's demo), where it started again from
+	// the message's own usage (no count depends on aggregateUsage).
+	agg, ok := s.childAgg[target]
+	if !ok || s.g.opts.Profile == ProfileDefault {
 		agg = s.lines[target].rec.u
 		agg.style = styleFull
 	}

@@ -165,11 +165,14 @@ func (x *extractor) issuef(line int, code, format string, args ...any) {
 // str returns the decoded string node n as valid UTF-8 (SPEC.md §1.2: the
 // agent reads invalid bytes as U+FFFD).
 func str(t *ingest.Tape, n int) optStr {
-	b, ok := t.StrBytes(n)
+	s, ok := t.Str(n) // decoded once, at its size: no scratch copy of a huge text
 	if !ok {
 		return optStr{}
 	}
-	return someStr(validString(b))
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return someStr(s)
 }
 
 // nonEmpty is str, with "" as NULL.
@@ -850,9 +853,9 @@ func (x *extractor) text(t *ingest.Tape, n int, b *blockRow) {
 		b.byteSize = someInt(int64(t.StrLen(n)))
 		return
 	}
-	s, _ := t.StrBytes(n)
-	b.byteSize = someInt(int64(len(s)))
-	b.text = someStr(validString(s))
+	s := str(t, n) // decoded once, at its size
+	b.byteSize = someInt(int64(t.StrLen(n)))
+	b.text = s
 }
 
 // base64Size is the decoded size in bytes of the base64 string node n

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -446,6 +447,9 @@ func columnAppender(b array.Builder, c Column) func(v driver.Value) int {
 }
 
 func (pw *partWriter) add(vals []driver.Value) error {
+	if hugeValue(vals) {
+		return pw.addHuge(vals)
+	}
 	if pw.reserve {
 		pw.reserveData()
 	}
@@ -461,6 +465,77 @@ func (pw *partWriter) add(vals []driver.Value) error {
 	return nil
 }
 
+// hugeValue reports whether a row holds a string larger than a row group.
+func hugeValue(vals []driver.Value) bool {
+	for _, v := range vals {
+		if x, ok := v.(string); ok && len(x) > rowGroupBytes {
+			return true
+		}
+	}
+	return false
+}
+
+// addHuge writes a row holding a string larger than a row group as a row
+// group of its own, whose Arrow column points at the string's bytes
+// instead of a copy: a 200 MB tool output is held once by the export, not
+// once per builder.
+func (pw *partWriter) addHuge(vals []driver.Value) error {
+	if pw.rows > 0 {
+		if err := pw.flush(); err != nil {
+			return err
+		}
+	}
+	bytes := 0
+	huge := make(map[int]string)
+	for i, v := range vals {
+		if x, ok := v.(string); ok && len(x) > rowGroupBytes {
+			huge[i] = x
+			v = "" // a placeholder; the column is replaced below
+		}
+		bytes += pw.apps[i](v)
+	}
+	rec := pw.b.NewRecordBatch()
+	cols := rec.Columns()
+	out := make([]arrow.Array, len(cols))
+	for i := range cols {
+		if x, ok := huge[i]; ok {
+			out[i] = stringAlias(x)
+			bytes += len(x)
+		} else {
+			out[i] = cols[i]
+			out[i].Retain()
+		}
+	}
+	rg := rowGroup{rec: array.NewRecordBatch(pw.t.Schema, out, 1), bytes: bytes}
+	rec.Release()
+	for _, a := range out {
+		a.Release()
+	}
+	pw.reserve = true
+	pw.sent++
+	if pw.jobs != nil {
+		if pw.failed.Load() {
+			rg.rec.Release()
+			return pw.stopWriter()
+		}
+		pw.jobs <- rg
+		return nil
+	}
+	defer rg.rec.Release()
+	return pw.write(rg)
+}
+
+// stringAlias is a one-value Arrow string array over the bytes of s (no
+// copy; Go strings are immutable and the buffer keeps s alive).
+func stringAlias(s string) arrow.Array {
+	offsets := []int32{0, int32(len(s))}
+	data := array.NewData(arrow.BinaryTypes.String, 1, []*memory.Buffer{nil,
+		memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets)),
+		memory.NewBufferBytes(unsafe.Slice(unsafe.StringData(s), len(s)))}, nil, 0, 0)
+	defer data.Release()
+	return array.NewStringData(data)
+}
+
 // reserveDataMin is the smallest column (bytes per row group) whose
 // next row group's data is reserved up front.
 const reserveDataMin = 1 << 20
@@ -473,7 +548,9 @@ func (pw *partWriter) reserveData() {
 	pw.reserve = false
 	for i, n := range pw.colBytes {
 		if sb, ok := pw.b.Field(i).(*array.StringBuilder); ok && n >= reserveDataMin {
-			sb.ReserveData(n + n/8)
+			// At most a row group: a huge value of the last row group
+			// (which had one of its own) says nothing about the next.
+			sb.ReserveData(min(n+n/8, rowGroupBytes+rowGroupBytes/8))
 		}
 		pw.colBytes[i] = 0
 	}
@@ -531,6 +608,10 @@ func (pw *partWriter) addRecord(rec arrow.RecordBatch) error {
 // costs time and saves nothing.
 var uniqueColumns = []string{"text", "arguments_json", "raw_json", "message", "path", "entry_id", "parent_id", "copy_key", "content_key", "copy_key_a", "copy_key_b"}
 
+// bulkColumns hold the message text and JSON of a home: values of any
+// size, up to the largest line.
+var bulkColumns = []string{"text", "arguments_json", "raw_json"}
+
 func writerProps(alloc memory.Allocator) *parquet.WriterProperties {
 	opts := []parquet.WriterProperty{
 		parquet.WithAllocator(alloc),
@@ -538,10 +619,19 @@ func writerProps(alloc memory.Allocator) *parquet.WriterProperties {
 		parquet.WithCompressionLevel(zstdLevel),
 		parquet.WithMaxRowGroupLength(RowGroupRows),
 		parquet.WithDataPageSize(1 << 20),
+		// Version 2 data pages compress the encoded values where they are;
+		// version 1 first copies them after the level bytes (one more copy
+		// of a 200 MB value).
+		parquet.WithDataPageVersion(parquet.DataPageV2),
 		parquet.WithCreatedBy("sessions-etl"),
 	}
 	for _, c := range uniqueColumns {
 		opts = append(opts, parquet.WithDictionaryFor(c, false))
+	}
+	for _, c := range bulkColumns {
+		// Min/max statistics of message text are copies of whole values
+		// (twice 200 MB for one 200 MB tool output) that no reader uses.
+		opts = append(opts, parquet.WithStatsFor(c, false))
 	}
 	return parquet.NewWriterProperties(opts...)
 }

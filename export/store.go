@@ -32,6 +32,9 @@ type store struct {
 	connector *duckdb.Connector
 	db        *sql.DB     // reads outside the run's transaction
 	conn      driver.Conn // the run's connection
+	// memLimit is DuckDB's memory_limit in bytes (0: unknown, never
+	// raised); baseLimit the run's own.
+	memLimit, baseLimit int64
 }
 
 // meta is what the database says about the export it holds.
@@ -99,7 +102,32 @@ func openStore(ctx context.Context, path string, cfg map[string]string, rowGroup
 		connector.Close()
 		return nil, fmt.Errorf("duckdb %s: %w", path, err)
 	}
-	return &store{path: path, connector: connector, db: sql.OpenDB(connector), conn: conn}, nil
+	st := &store{path: path, connector: connector, db: sql.OpenDB(connector), conn: conn}
+	if n, ok := parseBytes(cfg["memory_limit"]); ok {
+		st.memLimit, st.baseLimit = n, n
+	}
+	return st, nil
+}
+
+// hugeStringBytes is the size from which a string value makes the store
+// check that DuckDB's memory limit can hold it.
+const hugeStringBytes = 8 << 20
+
+// fitValue raises DuckDB's memory limit, when it is below, to the run's
+// limit plus 1.25 times n: DuckDB keeps a string larger than its blocks in
+// one buffer of its pool, so under a limit below its size (a 200 MB tool
+// output under 96 MB) the append fails "could not allocate block" and the
+// whole run with it. Raised once per larger value; never lowered.
+func (s *store) fitValue(ctx context.Context, n int64) error {
+	need := s.baseLimit + n + n/4
+	if s.memLimit == 0 || need <= s.memLimit {
+		return nil
+	}
+	if _, err := s.db.ExecContext(ctx, fmt.Sprintf("SET memory_limit = '%dKB'", need>>10)); err != nil {
+		return fmt.Errorf("duckdb %s: memory limit for a value of %d bytes: %w", s.path, n, err)
+	}
+	s.memLimit = need
+	return nil
 }
 
 func (s *store) close() error {
@@ -392,6 +420,7 @@ type appender struct {
 	a       *duckdb.Appender
 	rows    int64
 	pending int64 // string bytes appended since the last flush
+	st      *store
 }
 
 // appenderFlushBytes bounds the rows DuckDB's appender buffers before
@@ -408,13 +437,20 @@ func (s *store) newAppender(t *Table) (*appender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("duckdb %s: appender for %s: %w", s.path, t.Name, err)
 	}
-	return &appender{path: s.path, t: t, a: a}, nil
+	return &appender{path: s.path, t: t, a: a, st: s}, nil
 }
 
 // append adds the rows held in vals (len(t.Columns) values per row).
 func (ap *appender) append(vals []driver.Value) error {
 	n := len(ap.t.Columns)
 	for i := 0; i+n <= len(vals); i += n {
+		for _, v := range vals[i : i+n] {
+			if s, ok := v.(string); ok && len(s) >= hugeStringBytes && ap.st != nil {
+				if err := ap.st.fitValue(context.Background(), int64(len(s))); err != nil {
+					return err
+				}
+			}
+		}
 		if err := ap.a.AppendRow(vals[i : i+n]...); err != nil {
 			return fmt.Errorf("duckdb %s: append to %s: %w", ap.path, ap.t.Name, err)
 		}

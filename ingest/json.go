@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Kind is the JSON type of a node on a [Tape].
@@ -112,7 +114,14 @@ func (t *Tape) Reset(buf []byte) {
 	t.buf = buf
 	t.Nodes = t.Nodes[:0]
 	t.BadUTF8 = false
+	if cap(t.tmp) > maxKeptScratch {
+		t.tmp = nil // one huge escaped string (a 200 MB tool output) is not kept for the next record
+	}
 }
+
+// maxKeptScratch is the largest StrBytes scratch buffer a Tape keeps
+// across records.
+const maxKeptScratch = 1 << 20
 
 // byte classes for the scanner
 var (
@@ -623,10 +632,23 @@ func (t *Tape) Key(n int) (string, bool) {
 }
 
 // Str returns the decoded value of string node n. ok is false when n is
-// missing or not a string.
+// missing or not a string. The string is decoded once into memory of its
+// exact size: a 200 MB tool output costs 200 MB, not a doubling series
+// and a copy.
 func (t *Tape) Str(n int) (s string, ok bool) {
-	b, ok := t.StrBytes(n)
-	return string(b), ok
+	if n < 0 || t.Nodes[n].Kind != KindString {
+		return "", false
+	}
+	nd := &t.Nodes[n]
+	raw := t.buf[nd.Start+1 : nd.End-1]
+	if !nd.Esc {
+		return string(raw), true
+	}
+	b := unescape(make([]byte, 0, t.StrLen(n)), raw)
+	if len(b) == 0 {
+		return "", true
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b)), true // b is not referenced elsewhere
 }
 
 // StrBytes is Str without the string allocation: the result aliases the
@@ -641,7 +663,7 @@ func (t *Tape) StrBytes(n int) ([]byte, bool) {
 	if !nd.Esc {
 		return raw, true
 	}
-	t.tmp = unescape(t.tmp[:0], raw)
+	t.tmp = unescape(slices.Grow(t.tmp[:0], t.StrLen(n)), raw)
 	return t.tmp, true
 }
 

@@ -20,11 +20,12 @@ type Manifest struct {
 	Generator string  `json:"generator"`
 	Version   int     `json:"version"`
 	Seed      uint64  `json:"seed"`
-	Sessions  int     `json:"sessions"`    // requested number of sessions (Options.Sessions)
-	Size      int64   `json:"target_size"` // requested total bytes (Options.Size), 0 for natural size
-	Bytes     int64   `json:"bytes"`       // total bytes of all session files
-	Files     []File  `json:"files"`       // sorted by Path
-	Extras    []Extra `json:"extras"`      // non-session paths tools must skip, sorted by Path
+	Sessions  int     `json:"sessions"`          // requested number of sessions (Options.Sessions)
+	Size      int64   `json:"target_size"`       // requested total bytes (Options.Size), 0 for natural size
+	Profile   Profile `json:"profile,omitempty"` // Options.Profile; absent for the default
+	Bytes     int64   `json:"bytes"`             // total bytes of all session files
+	Files     []File  `json:"files"`             // sorted by Path
+	Extras    []Extra `json:"extras"`            // non-session paths tools must skip, sorted by Path
 	Usage     Usage   `json:"usage"`
 	// Subagents is Options.Subagents; SubagentRuns lists each subagent
 	// run's roll-up and children (sorted by parent path, then entry id).

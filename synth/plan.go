@@ -316,7 +316,7 @@ func makePlan(opts Options) (*plan, error) {
 	}
 
 	// Normal sessions and generic forks.
-	forks := n * 5 / 100
+	forks := n * opts.Profile.forkPercent() / 100
 	normal := n - damaged - specialFiles - forks
 	if normal < 8 {
 		normal = 8
@@ -342,7 +342,7 @@ func makePlan(opts Options) (*plan, error) {
 			continue
 		}
 		parent := 0
-		if len(fam.files) > 1 && r.pct(30) {
+		if len(fam.files) > 1 && r.pct(opts.Profile.forkOfForkPercent()) {
 			parent = len(fam.files) - 1
 		}
 		v := root.ver
@@ -392,6 +392,7 @@ func makePlan(opts Options) (*plan, error) {
 	if len(p.fams) >= maxFamilies {
 		return nil, fmt.Errorf("synth: %d sessions is more than this generator supports", n)
 	}
+	opts.Profile.shape(p, opts.Seed, firstNormal)
 	if opts.Size > 0 {
 		p.scale(opts.Size)
 	}

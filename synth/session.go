@@ -137,8 +137,9 @@ type sess struct {
 	turns      []turnRef
 	abandoned  []int32
 	branched   bool
-	lateBranch bool  // branched in the last third (branch extractions copy a long path)
-	pendingImg int64 // bytes of a screenshot still to write (already in target)
+	lateBranch bool            // branched in the last third (branch extractions copy a long path)
+	pendingImg int64           // bytes of a screenshot still to write (already in target)
+	childAgg   map[int32]usage // Prime: a message's aggregateUsage so far, by line
 	named      bool
 	hookDone   bool
 	lastSumm   int32
@@ -395,7 +396,7 @@ func (s *sess) newCall() toolCall {
 	case tRLM:
 		c.w = s.r.logUniform(300, 4<<10)
 	}
-	if (c.kind == tRead || c.kind == tBash) && s.r.permille(15) {
+	if (c.kind == tRead || c.kind == tBash) && s.r.permille(s.g.opts.Profile.hugeOutputPermille()) {
 		c.w = s.r.logUniform(100<<10, 1<<20)
 	}
 	return c
@@ -468,7 +469,7 @@ func (s *sess) toolSize(w int64) int64 {
 		size = mulDiv(max(avail, 0), w, s.remW)
 	}
 	s.remW = max(0, s.remW-w)
-	return min(max(size, 24), maxToolBytes)
+	return min(max(size, 24), s.g.opts.Profile.maxTool())
 }
 
 func (s *sess) toolResult(c *toolCall, callerIdx int32) int32 {
@@ -530,8 +531,15 @@ func (s *sess) toolResult(c *toolCall, callerIdx int32) int32 {
 // childUsage writes Prime's child_usage_attributed records for an assistant
 // message: aggregateUsage is always own + children so far.
 func (s *sess) childUsage(target int32) {
-	agg := s.lines[target].rec.u
-	agg.style = styleFull
+	// A second tool call of the same message goes on from the first's
+	// aggregate. The default profile keeps the bytes of earlier releases
+	// (the bench home and the README's demo), where it started again from
+	// the message's own usage (no count depends on aggregateUsage).
+	agg, ok := s.childAgg[target]
+	if !ok || s.g.opts.Profile == ProfileDefault {
+		agg = s.lines[target].rec.u
+		agg.style = styleFull
+	}
 	for k := s.r.btw(1, 3); k > 0; k-- {
 		s.adv(200, 30000)
 		in := s.r.between(500, 30000)
@@ -544,6 +552,10 @@ func (s *sess) childUsage(target int32) {
 		b = append(b, '}')
 		s.commit(b, id, 0, s.bill(kindChildUsage, child, id, s.t), -1)
 	}
+	if s.childAgg == nil {
+		s.childAgg = map[int32]usage{}
+	}
+	s.childAgg[target] = agg
 }
 
 func (s *sess) modelChange(m int) {
@@ -781,8 +793,8 @@ func isqrt(x int64) int64 {
 // planTurns draws the shape of the conversation still to write and sets
 // the budget counters.
 func (s *sess) planTurns(budget int64, minTurns int) []turnPlan {
-	n := int(isqrt(budget/1536) * s.r.between(70, 130) / 100)
-	n = min(max(n, minTurns, 1), 40)
+	n := int(isqrt(budget/s.g.opts.Profile.turnBytes()) * s.r.between(70, 130) / 100)
+	n = min(max(n, minTurns, 1), s.g.opts.Profile.maxTurns())
 	plans := make([]turnPlan, n)
 	stepWeights := []int{15, 25, 25, 15, 10, 6, 4}
 	if budget/int64(n) < 8<<10 { // small budget: short turns

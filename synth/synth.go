@@ -31,6 +31,8 @@ type Options struct {
 	// subagents.go). Off, the home is byte-identical to one generated
 	// without the option.
 	Subagents bool
+	// Profile is the shape of the home (profile.go); "" is the default.
+	Profile Profile
 }
 
 // generator holds what every family shares.
@@ -83,6 +85,9 @@ func Generate(ctx context.Context, opts Options) (*Manifest, error) {
 	}
 	if opts.Size < 0 {
 		return nil, fmt.Errorf("synth: size must not be negative, got %d", opts.Size)
+	}
+	if _, err := ParseProfile(string(opts.Profile)); err != nil {
+		return nil, err
 	}
 	if err := loadZones(); err != nil {
 		return nil, fmt.Errorf("synth: time zones: %w", err)
@@ -148,7 +153,7 @@ feed:
 		return nil, err
 	}
 
-	m := &Manifest{Generator: generatorName, Version: ManifestVersion, Seed: opts.Seed, Sessions: opts.Sessions,
+	m := &Manifest{Generator: generatorName, Version: ManifestVersion, Seed: opts.Seed, Sessions: opts.Sessions, Profile: opts.Profile,
 		Size: opts.Size, Files: []File{}}
 	total := newTally()
 	for _, r := range results {

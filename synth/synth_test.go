@@ -31,6 +31,9 @@ var (
 // testHome generates one shared home for the read-only tests.
 func testHome(t *testing.T) (string, *Manifest) {
 	t.Helper()
+	if profileUnderTest != ProfileDefault {
+		return profileHome(t, profileUnderTest) // profile_test.go
+	}
 	homeOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "synth-test-")
 		if err != nil {

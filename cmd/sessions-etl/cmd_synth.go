@@ -20,12 +20,13 @@ type synthOptions struct {
 	Size     string
 	// Subagents adds pi sessions running subagents (roll-ups and child files).
 	Subagents bool
+	Profile   string
 }
 
 func newSynthCmd(ios *IO, g *globalOptions) *cobra.Command {
 	opts := &synthOptions{globalOptions: g}
 	cmd := &cobra.Command{
-		Use:   "synth --out DIR [--sessions N] [--seed S] [--size BYTES] [--subagents]",
+		Use:   "synth --out DIR [--sessions N] [--seed S] [--size BYTES] [--profile NAME] [--subagents]",
 		Short: "Generate a realistic, deterministic sample home of pi / Atomic / Prime sessions",
 		Long: `synth writes a sample home (DIR/.pi, DIR/.atomic, DIR/.prime) of session files in
 every format version, with forks, branches, compactions, large tool results, a few
@@ -41,7 +42,14 @@ included) and each child's own session file points back at the parent; about a
 third of the runs' child files are left out, as when one was deleted or not
 synced. The manifest counts that spend once (the child's records when its
 file is there, else the roll-up) and lists every run under "subagent_runs".
-Without it the home is byte-identical to one generated before the option existed.`,
+Without it the home is byte-identical to one generated before the option existed.
+
+--profile changes the home's shape (the default is the shape above):
+  usage-dense    about 3x the billed records per byte, 3x the forks, many
+                 branched sessions, some 5 MB image lines
+  content-heavy  6x the bytes per session in few turns: huge tool outputs
+  many-tiny      sessions of 1-8 KB, no images
+  fork-heavy     forks are 40% of the files, many forks of forks`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Out == "" {
@@ -51,9 +59,13 @@ Without it the home is byte-identical to one generated before the option existed
 			if err != nil {
 				return usageError{err}
 			}
+			profile, err := synth.ParseProfile(opts.Profile)
+			if err != nil {
+				return usageError{err}
+			}
 			// The same home asked for again: keep it (generation is deterministic).
 			if m, err := synth.LoadManifest(filepath.Join(opts.Out, "manifest.json")); err == nil &&
-				m.Seed == opts.Seed && m.Sessions == opts.Sessions && m.Size == size && m.Subagents == opts.Subagents {
+				m.Seed == opts.Seed && m.Sessions == opts.Sessions && m.Size == size && m.Subagents == opts.Subagents && m.Profile == profile {
 				if !opts.Quiet {
 					fmt.Fprintf(ios.Out, "%s already holds this home (%s, %s); nothing to do\n", opts.Out, plural(len(m.Files), "JSONL file", "JSONL files"), humanBytes(m.Bytes))
 				}
@@ -66,7 +78,7 @@ Without it the home is byte-identical to one generated before the option existed
 				return usagef("--out %s is not empty and holds no home generated with these options: choose a new or empty directory", opts.Out)
 			}
 			m, err := synth.Generate(cmd.Context(), synth.Options{Out: opts.Out, Sessions: opts.Sessions, Seed: opts.Seed, Size: size, Workers: opts.Workers,
-				Subagents: opts.Subagents})
+				Subagents: opts.Subagents, Profile: profile})
 			if err != nil {
 				return err
 			}
@@ -85,6 +97,7 @@ Without it the home is byte-identical to one generated before the option existed
 	f.Uint64Var(&opts.Seed, "seed", 1, "random seed")
 	f.StringVar(&opts.Size, "size", "0", "target total size of the session files (0 = natural size)")
 	f.BoolVar(&opts.Subagents, "subagents", false, "add pi sessions that run subagents: each parent's tool result rolls up its child's spend, the child's own file points back, about a third of the child files left out (the manifest counts that spend once)")
+	f.StringVar(&opts.Profile, "profile", "default", "shape of the home: default, usage-dense, content-heavy, many-tiny or fork-heavy")
 	return cmd
 }
 

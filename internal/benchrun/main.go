@@ -46,6 +46,7 @@ var (
 	flagHome    = flag.String("home", ".bench/home", "generated home (created when missing)")
 	flagSize    = flag.Int64("size", 1<<30, "bytes of session files to generate")
 	flagSess    = flag.Int("sessions", 2000, "sessions to generate")
+	flagProfile = flag.String("profile", "default", "synth profile of a generated home: default, usage-dense, content-heavy, many-tiny or fork-heavy (a home with a manifest is used as it is)")
 	flagOnly    = flag.String("only", "", "comma-separated stage names to run (default: all)")
 	flagWork    = flag.String("work", ".bench/work", "scratch directory for outputs")
 	flagRepeats = flag.Int("repeat", 1, "runs per stage; the fastest is reported")
@@ -140,8 +141,8 @@ func run() error {
 		return err
 	}
 	if err := prepareHome(home, func(dir string) error {
-		fmt.Fprintf(os.Stderr, "generating %s (%d sessions, %d bytes)…\n", home, *flagSess, *flagSize)
-		cmd := exec.Command(bin, "synth", "--out", dir, "--sessions", fmt.Sprint(*flagSess), "--seed", "1", "--size", fmt.Sprint(*flagSize))
+		fmt.Fprintf(os.Stderr, "generating %s (%d sessions, %d bytes, profile %s)…\n", home, *flagSess, *flagSize, *flagProfile)
+		cmd := exec.Command(bin, "synth", "--out", dir, "--sessions", fmt.Sprint(*flagSess), "--seed", "1", "--size", fmt.Sprint(*flagSize), "--profile", *flagProfile)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("synth: %w", err)

@@ -115,6 +115,15 @@ func writeParquetSink(ctx context.Context, st *store, dir string, m meta, opts O
 	if err != nil {
 		return res, err
 	}
+	// Progress of the write phase, in session bytes: each table to write
+	// covers every file once (the content_blocks dataset when it is done).
+	var fileBytes int64
+	for _, s := range slices {
+		fileBytes += s.bytes
+	}
+	if g, ok := opts.Progress.(ProgressTotal); ok {
+		g.Grow(fileBytes * int64(len(todo)))
+	}
 	groups := splitSlices(slices, opts.Workers)
 	tmps := make([]string, len(todo))
 	defer func() {
@@ -139,6 +148,7 @@ func writeParquetSink(ctx context.Context, st *store, dir string, m meta, opts O
 				if err != nil {
 					return fmt.Errorf("parquet %s: %w", final, err)
 				}
+				opts.Progress.Add(fileBytes)
 				res.contentRemoved = removed
 				return nil
 			})
@@ -146,7 +156,7 @@ func writeParquetSink(ctx context.Context, st *store, dir string, m meta, opts O
 		}
 		for k, grp := range groups {
 			g.Go(func() error {
-				if err := writeParts(gctx, st, tmps[i], t, k, grp, opts.Allocator); err != nil {
+				if err := writeParts(gctx, st, tmps[i], t, k, grp, opts.Allocator, opts.Progress); err != nil {
 					return fmt.Errorf("parquet %s: %w", final, err)
 				}
 				return nil
@@ -209,7 +219,10 @@ func datasetRows(dir string) (int64, error) {
 }
 
 // idSlice is a range of file ids read back in one query.
-type idSlice struct{ lo, hi int64 }
+type idSlice struct {
+	lo, hi int64
+	bytes  int64 // session bytes of its files (the write phase's progress)
+}
 
 // fileSlices cuts the file ids into ranges of about readSliceBytes of
 // session data each.
@@ -221,13 +234,14 @@ func fileSlices(ctx context.Context, st *store) ([]idSlice, error) {
 	err := st.queryRows(ctx, "SELECT file_id, size_bytes FROM files ORDER BY file_id", func(v []driver.Value) error {
 		id, n := v[0].(int64), v[1].(int64)
 		if !have {
-			cur, have = idSlice{id, id}, true
+			cur, have = idSlice{lo: id, hi: id}, true
 		}
 		if size > 0 && size+n > readSliceBytes {
 			out = append(out, cur)
-			cur, size = idSlice{id, id}, 0
+			cur, size = idSlice{lo: id, hi: id}, 0
 		}
 		cur.hi = id
+		cur.bytes += n
 		size += n
 		return nil
 	})
@@ -251,7 +265,7 @@ func splitSlices(s []idSlice, n int) [][]idSlice {
 // writeParts writes the rows of table t whose file ids are in the slices
 // as dir/part-<group>-<n>.parquet files. Group 0 also writes the rows
 // without a file id, and an empty part when the table is empty.
-func writeParts(ctx context.Context, st *store, dir string, t *Table, group int, slices []idSlice, alloc memory.Allocator) error {
+func writeParts(ctx context.Context, st *store, dir string, t *Table, group int, slices []idSlice, alloc memory.Allocator, pr Progress) error {
 	conn, err := st.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("duckdb %s: %w", st.path, err)
@@ -272,6 +286,7 @@ func writeParts(ctx context.Context, st *store, dir string, t *Table, group int,
 				t.ColumnList(), t.Name, s.lo, s.hi, t.OrderBy)); err != nil {
 				return err
 			}
+			pr.Add(s.bytes)
 		}
 		return nil
 	})

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -116,14 +117,17 @@ func writeParquetSink(ctx context.Context, st *store, dir string, m meta, opts O
 		return res, err
 	}
 	// Progress of the write phase, in session bytes: each table to write
-	// covers every file once (the content_blocks dataset when it is done).
+	// covers every file once (the content_blocks dataset when it is done),
+	// and the tables count as one pass over the files, so the bar's total
+	// is the bytes the reading phase showed.
 	var fileBytes int64
 	for _, s := range slices {
 		fileBytes += s.bytes
 	}
 	if g, ok := opts.Progress.(ProgressTotal); ok {
-		g.Grow(fileBytes * int64(len(todo)))
+		g.Grow(fileBytes)
 	}
+	wp := &writeProgress{pr: opts.Progress, tables: int64(len(todo))}
 	groups := splitSlices(slices, opts.Workers)
 	tmps := make([]string, len(todo))
 	defer func() {
@@ -148,7 +152,7 @@ func writeParquetSink(ctx context.Context, st *store, dir string, m meta, opts O
 				if err != nil {
 					return fmt.Errorf("parquet %s: %w", final, err)
 				}
-				opts.Progress.Add(fileBytes)
+				wp.add(fileBytes)
 				res.contentRemoved = removed
 				return nil
 			})
@@ -156,7 +160,7 @@ func writeParquetSink(ctx context.Context, st *store, dir string, m meta, opts O
 		}
 		for k, grp := range groups {
 			g.Go(func() error {
-				if err := writeParts(gctx, st, tmps[i], t, k, grp, opts.Allocator, opts.Progress); err != nil {
+				if err := writeParts(gctx, st, tmps[i], t, k, grp, opts.Allocator, wp.add); err != nil {
 					return fmt.Errorf("parquet %s: %w", final, err)
 				}
 				return nil
@@ -224,6 +228,26 @@ type idSlice struct {
 	bytes  int64 // session bytes of its files (the write phase's progress)
 }
 
+// writeProgress reports the write phase: bytes of one table's files
+// written count 1/tables of them (safe for concurrent use).
+type writeProgress struct {
+	pr       Progress
+	tables   int64
+	mu       sync.Mutex
+	acc, out int64
+}
+
+func (w *writeProgress) add(bytes int64) {
+	w.mu.Lock()
+	w.acc += bytes
+	n := w.acc/w.tables - w.out
+	w.out += n
+	w.mu.Unlock()
+	if n > 0 {
+		w.pr.Add(n)
+	}
+}
+
 // fileSlices cuts the file ids into ranges of about readSliceBytes of
 // session data each.
 func fileSlices(ctx context.Context, st *store) ([]idSlice, error) {
@@ -265,7 +289,7 @@ func splitSlices(s []idSlice, n int) [][]idSlice {
 // writeParts writes the rows of table t whose file ids are in the slices
 // as dir/part-<group>-<n>.parquet files. Group 0 also writes the rows
 // without a file id, and an empty part when the table is empty.
-func writeParts(ctx context.Context, st *store, dir string, t *Table, group int, slices []idSlice, alloc memory.Allocator, pr Progress) error {
+func writeParts(ctx context.Context, st *store, dir string, t *Table, group int, slices []idSlice, alloc memory.Allocator, done func(bytes int64)) error {
 	conn, err := st.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("duckdb %s: %w", st.path, err)
@@ -286,7 +310,7 @@ func writeParts(ctx context.Context, st *store, dir string, t *Table, group int,
 				t.ColumnList(), t.Name, s.lo, s.hi, t.OrderBy)); err != nil {
 				return err
 			}
-			pr.Add(s.bytes)
+			done(s.bytes)
 		}
 		return nil
 	})

@@ -156,7 +156,8 @@ type Options struct {
 	// database still open (a handle on the run's own DuckDB instance),
 	// before Run closes it: `report` answers there instead of opening the
 	// file again (a new instance that reads every table back from disk;
-	// about a tenth of a cold report). Its error is Run's.
+	// up to a tenth of a cold report). Run may call it again if it retries
+	// (a DuckDB memory error after it). Its error is Run's.
 	Then func(ctx context.Context, db *sql.DB) error
 }
 

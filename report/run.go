@@ -50,7 +50,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		// right after its commit (export.Options.Then).
 		var aerr error
 		sum, err := refresh(ctx, &o, func(ctx context.Context, db *sql.DB) error {
-			answered, aerr = true, answerDB(ctx, &o, r, db)
+			if !answered { // once: export.Run may retry a run that failed after it
+				answered, aerr = true, answerDB(ctx, &o, r, db)
+			}
 			return nil
 		})
 		if err != nil {

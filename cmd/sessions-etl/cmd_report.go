@@ -128,7 +128,9 @@ session, an unknown version, unreadable); stderr then gets one line per kind
 of problem, under --quiet and --json too, e.g.
   2 files not used (1 future_version, 1 not_session) — see: sessions-etl validate
   3 damaged files used in part (1 torn, 2 corrupt) — see: sessions-etl validate
-and --json lists them under "files": "rejected" and "salvaged" (path,
+In text output each line is followed by its first five files, relative to
+the PATH they were found under (or ~), with status, error codes and lines;
+--json lists them all under "files": "rejected" and "salvaged" (full path,
 status, error codes, lines).
 
 Exit status: 0 when the report was printed, whatever the state of the

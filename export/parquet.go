@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -116,6 +117,18 @@ func writeParquetSink(ctx context.Context, st *store, dir string, m meta, opts O
 	if err != nil {
 		return res, err
 	}
+	// Progress of the write phase, in session bytes: each table to write
+	// covers every file once (the content_blocks dataset when it is done),
+	// and the tables count as one pass over the files, so the bar's total
+	// is the bytes the reading phase showed.
+	var fileBytes int64
+	for _, s := range slices {
+		fileBytes += s.bytes
+	}
+	if g, ok := opts.Progress.(ProgressTotal); ok {
+		g.Grow(fileBytes)
+	}
+	wp := &writeProgress{pr: opts.Progress, tables: int64(len(todo))}
 	groups := splitSlices(slices, opts.Workers)
 	tmps := make([]string, len(todo))
 	defer func() {
@@ -140,6 +153,7 @@ func writeParquetSink(ctx context.Context, st *store, dir string, m meta, opts O
 				if err != nil {
 					return fmt.Errorf("parquet %s: %w", final, err)
 				}
+				wp.add(fileBytes)
 				res.contentRemoved = removed
 				return nil
 			})
@@ -147,7 +161,7 @@ func writeParquetSink(ctx context.Context, st *store, dir string, m meta, opts O
 		}
 		for k, grp := range groups {
 			g.Go(func() error {
-				if err := writeParts(gctx, st, tmps[i], t, k, grp, opts.Allocator); err != nil {
+				if err := writeParts(gctx, st, tmps[i], t, k, grp, opts.Allocator, wp.add); err != nil {
 					return fmt.Errorf("parquet %s: %w", final, err)
 				}
 				return nil
@@ -210,7 +224,30 @@ func datasetRows(dir string) (int64, error) {
 }
 
 // idSlice is a range of file ids read back in one query.
-type idSlice struct{ lo, hi int64 }
+type idSlice struct {
+	lo, hi int64
+	bytes  int64 // session bytes of its files (the write phase's progress)
+}
+
+// writeProgress reports the write phase: bytes of one table's files
+// written count 1/tables of them (safe for concurrent use).
+type writeProgress struct {
+	pr       Progress
+	tables   int64
+	mu       sync.Mutex
+	acc, out int64
+}
+
+func (w *writeProgress) add(bytes int64) {
+	w.mu.Lock()
+	w.acc += bytes
+	n := w.acc/w.tables - w.out
+	w.out += n
+	w.mu.Unlock()
+	if n > 0 {
+		w.pr.Add(n)
+	}
+}
 
 // fileSlices cuts the file ids into ranges of about readSliceBytes of
 // session data each.
@@ -222,13 +259,14 @@ func fileSlices(ctx context.Context, st *store) ([]idSlice, error) {
 	err := st.queryRows(ctx, "SELECT file_id, size_bytes FROM files ORDER BY file_id", func(v []driver.Value) error {
 		id, n := v[0].(int64), v[1].(int64)
 		if !have {
-			cur, have = idSlice{id, id}, true
+			cur, have = idSlice{lo: id, hi: id}, true
 		}
 		if size > 0 && size+n > readSliceBytes {
 			out = append(out, cur)
-			cur, size = idSlice{id, id}, 0
+			cur, size = idSlice{lo: id, hi: id}, 0
 		}
 		cur.hi = id
+		cur.bytes += n
 		size += n
 		return nil
 	})
@@ -252,7 +290,7 @@ func splitSlices(s []idSlice, n int) [][]idSlice {
 // writeParts writes the rows of table t whose file ids are in the slices
 // as dir/part-<group>-<n>.parquet files. Group 0 also writes the rows
 // without a file id, and an empty part when the table is empty.
-func writeParts(ctx context.Context, st *store, dir string, t *Table, group int, slices []idSlice, alloc memory.Allocator) error {
+func writeParts(ctx context.Context, st *store, dir string, t *Table, group int, slices []idSlice, alloc memory.Allocator, done func(bytes int64)) error {
 	conn, err := st.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("duckdb %s: %w", st.path, err)
@@ -273,6 +311,7 @@ func writeParts(ctx context.Context, st *store, dir string, t *Table, group int,
 				t.ColumnList(), t.Name, s.lo, s.hi, t.OrderBy)); err != nil {
 				return err
 			}
+			done(s.bytes)
 		}
 		return nil
 	})

@@ -3,6 +3,7 @@ package export
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"database/sql/driver"
 	"encoding/hex"
 	"errors"
@@ -150,6 +151,14 @@ type Options struct {
 	Allocator memory.Allocator
 	// MemoryLimit is DuckDB's memory_limit (default DefaultMemoryLimit).
 	MemoryLimit string
+
+	// Then, when set, is called once the run has committed, with the
+	// database still open (a handle on the run's own DuckDB instance),
+	// before Run closes it: `report` answers there instead of opening the
+	// file again (a new instance that reads every table back from disk;
+	// up to a tenth of a cold report). Run may call it again if it retries
+	// (a DuckDB memory error after it). Its error is Run's.
+	Then func(ctx context.Context, db *sql.DB) error
 }
 
 // DefaultMemoryLimit is DuckDB's memory limit during an export. DuckDB
@@ -372,6 +381,9 @@ func runOnce(ctx context.Context, opts Options) (Summary, error) {
 	if err == nil && opts.ParquetDir != "" {
 		opts.Progress.Phase("writing parquet")
 		err = r.writeParquet(ctx)
+	}
+	if err == nil && opts.Then != nil {
+		err = opts.Then(ctx, st.db)
 	}
 	if r.content != nil {
 		r.content.discard()

@@ -184,7 +184,7 @@ func withDB(ctx context.Context, o *Options, r *Report, lockWait time.Duration, 
 		r.ZoneName = ""
 	}
 	if !o.NoRefresh {
-		sum, err := refresh(ctx, o)
+		sum, err := refresh(ctx, o, nil)
 		if err != nil {
 			return err
 		}

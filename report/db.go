@@ -139,12 +139,14 @@ func lockDB(ctx context.Context, path string, shared bool) (func(), error) {
 	return func() { _ = fl.Unlock() }, nil
 }
 
-// refresh brings the database up to date with the roots (export.Run). The
+// refresh brings the database up to date with the roots (export.Run) and,
+// when then is not nil, calls it with the database once committed. The
 // report's own databases are ingested in export.ModeUsage: only what the
 // reports read.
-func refresh(ctx context.Context, o *Options) (export.Summary, error) {
+func refresh(ctx context.Context, o *Options, then func(context.Context, *sql.DB) error) (export.Summary, error) {
 	eo := export.Options{Roots: o.Roots, Workers: o.Workers, DuckDBPath: o.DBPath, Progress: o.Progress,
-		Mode: export.ModeUsage, CostMode: export.CostAuto, Prices: pricing.Default(), PricingID: TablePricingID(pricing.Default())}
+		Mode: export.ModeUsage, CostMode: export.CostAuto, Prices: pricing.Default(), PricingID: TablePricingID(pricing.Default()),
+		Then: then}
 	if !o.Managed {
 		// A database given with --db: keep its mode and content options
 		// (changing them rebuilds it; a new one is made in the usage mode),

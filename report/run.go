@@ -44,15 +44,29 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			r.Notes = append(r.Notes, note)
 		}
 	}
+	answered := false
 	if !o.NoRefresh {
-		sum, err := refresh(ctx, &o)
+		// The report is answered on the ingest's own DuckDB instance,
+		// right after its commit (export.Options.Then).
+		var aerr error
+		sum, err := refresh(ctx, &o, func(ctx context.Context, db *sql.DB) error {
+			if !answered { // once: export.Run may retry a run that failed after it
+				answered, aerr = true, answerDB(ctx, &o, r, db)
+			}
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
+		if aerr != nil {
+			return nil, fmt.Errorf("duckdb %s: %w", o.DBPath, aerr)
+		}
 		r.Ingest = &sum
 	}
-	if err := answer(ctx, &o, r); err != nil {
-		return nil, fmt.Errorf("duckdb %s: %w", o.DBPath, err)
+	if !answered {
+		if err := answer(ctx, &o, r); err != nil {
+			return nil, fmt.Errorf("duckdb %s: %w", o.DBPath, err)
+		}
 	}
 	applyOrder(r, o.Order)
 	return r, nil
@@ -75,7 +89,7 @@ func dropInvalidCache(path string) string {
 	return fmt.Sprintf("the report cache %s was not a valid DuckDB database (an interrupted or full-disk write?): rebuilt", path)
 }
 
-// answer queries the database into r.
+// answer queries the database at o.DBPath into r.
 func answer(ctx context.Context, o *Options, r *Report) (err error) {
 	db, err := openReadOnly(o.DBPath)
 	if err != nil {
@@ -86,6 +100,11 @@ func answer(ctx context.Context, o *Options, r *Report) (err error) {
 			err = cerr
 		}
 	}()
+	return answerDB(ctx, o, r, db)
+}
+
+// answerDB queries db into r.
+func answerDB(ctx context.Context, o *Options, r *Report, db *sql.DB) error {
 	m, ok, err := readMeta(ctx, db)
 	if err != nil {
 		return err

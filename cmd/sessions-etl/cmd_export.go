@@ -272,7 +272,10 @@ func (p *phaseProgress) Phase(name string) {
 		p.bar = &progress{}
 		return
 	}
-	if name == "reading" {
+	if name == "reading" || name == "writing parquet" {
+		// Phases with a total (export.ProgressTotal): a bar with %,
+		// bytes and the time left. Writing Parquet counts the session
+		// bytes of the files each table's rows come from.
 		p.bar = newProgress(p.ios, p.g, name)
 		return
 	}

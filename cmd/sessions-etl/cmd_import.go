@@ -118,7 +118,7 @@ func runImport(cmd *cobra.Command, ios *IO, opts *importOptions, args []string) 
 	defer out.Flush()
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	bar := newProgress(ios, opts.globalOptions, "importing")
+	bar := newProgress(ios, opts.globalOptions, "importing").totalFrom(cmd.Context(), opt.Sources)
 	opt.Progress = bar.Add
 	sum, err := importer.Run(cmd.Context(), opt, func(r importer.Result) error {
 		if opts.JSON {

@@ -128,7 +128,7 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 	defer out.Flush()
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	bar := newProgress(ios, opts.globalOptions, "migrating")
+	bar := newProgress(ios, opts.globalOptions, "migrating").totalFrom(cmd.Context(), rts)
 	sum, err := migrate.Run(cmd.Context(), migrate.Options{
 		Roots: rts, Workers: opts.Workers, DryRun: opts.DryRun, Backup: !opts.NoBackup, RunsDir: runs,
 		StateDir: state, LockWait: opts.LockWait, Repair: opts.Repair, KeepUnresolvedParent: opts.KeepUnresolvedParent,

@@ -128,7 +128,9 @@ session, an unknown version, unreadable); stderr then gets one line per kind
 of problem, under --quiet and --json too, e.g.
   2 files not used (1 future_version, 1 not_session) — see: sessions-etl validate
   3 damaged files used in part (1 torn, 2 corrupt) — see: sessions-etl validate
-and --json lists them under "files": "rejected" and "salvaged" (path,
+In text output each line is followed by its first five files, relative to
+the PATH they were found under (or ~), with status, error codes and lines;
+--json lists them all under "files": "rejected" and "salvaged" (full path,
 status, error codes, lines).
 
 Exit status: 0 when the report was printed, whatever the state of the
@@ -329,8 +331,22 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 	// SPEC.md §7.6: a report is a reader. It exits 0 once it printed its
 	// answer and says on stderr, one line per kind of problem and under
 	// --quiet and --json too, what it left out or used in part.
+	// In text output each line is followed by the files it counts (the
+	// first few), named relative to the PATH they were found under or ~.
+	text := !opts.JSON && !opts.CSV && !opts.MD && !opts.Quiet
+	show := func(p string) string { return problemPath(ios, ro.Roots, len(args) > 0, p) }
 	for _, line := range r.Files.Summary(ios.Prog) {
 		warnLine(ios, errColor, line)
+		if !text {
+			continue
+		}
+		files := r.Files.Rejected
+		if strings.Contains(line, "used in part") {
+			files = r.Files.Salvaged
+		}
+		for _, d := range problemDetail(files, show) {
+			fmt.Fprintln(ios.ErrOut, d)
+		}
 	}
 	sum := r.Ingest
 	if sum != nil && ios.ErrIsTerminal && !opts.JSON && !opts.Quiet && sum.Read > 0 {

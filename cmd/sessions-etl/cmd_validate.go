@@ -69,7 +69,7 @@ func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []stri
 	defer out.Flush()
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	bar := newProgress(ios, opts.globalOptions, "validating")
+	bar := newProgress(ios, opts.globalOptions, "validating").totalFrom(cmd.Context(), rts)
 	type problem struct {
 		path string
 		is   ingest.Issue

@@ -2,9 +2,16 @@ package main
 
 import (
 	"encoding/base64"
+	"fmt"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/report"
 )
 
 // showPath is a path as text output prints it: as it is when it is valid
@@ -31,4 +38,72 @@ func pathBytes(p string) string {
 		return ""
 	}
 	return base64.StdEncoding.EncodeToString([]byte(p))
+}
+
+// problemPath is a problem file's path as report's text output and stderr
+// lines show it: relative to the PATH argument it was found under (the
+// deepest one; a file argument is shown by its name), else under the home
+// directory as ~/… (the default roots), else in full; quoted as showPath
+// does. --json keeps the full path (and path_bytes).
+func problemPath(ios *IO, roots []ingest.Root, explicit bool, p string) string {
+	best := ""
+	if explicit {
+		for _, r := range roots {
+			dir, err := filepath.Abs(r.Path)
+			if err != nil {
+				continue
+			}
+			if dir == p {
+				dir = filepath.Dir(dir) // a file named as a PATH
+			}
+			if rel, err := filepath.Rel(dir, p); err == nil && rel != "." && !strings.HasPrefix(rel, "..") &&
+				(best == "" || len(rel) < len(best)) {
+				best = rel
+			}
+		}
+	}
+	if best == "" {
+		best = p
+		if ios.Home != "" {
+			best = tildePath(ios, p)
+		}
+	}
+	return showPath(best)
+}
+
+// problemListed is how many files of each kind (not used, used in part)
+// report's text output names under its stderr line.
+const problemListed = 5
+
+// problemDetail is the lines that follow a kind's stderr line in text
+// output: one per file (at most problemListed), its path (problemPath),
+// status and error codes with their lines, then how many more there are.
+func problemDetail(files []report.ProblemFile, show func(string) string) []string {
+	var out []string
+	for i, f := range files {
+		if i == problemListed {
+			out = append(out, fmt.Sprintf("  … and %d more", len(files)-problemListed))
+			break
+		}
+		line := "  " + show(f.Path) + "  " + f.Status
+		if codes := slices.DeleteFunc(slices.Clone(f.Codes), func(c string) bool { return c == f.Status }); len(codes) > 0 {
+			line += ": " + strings.Join(codes, ", ")
+		}
+		var lines []string
+		for _, n := range f.Lines {
+			if n > 0 {
+				lines = append(lines, strconv.Itoa(n))
+			}
+		}
+		switch {
+		case len(lines) == 1:
+			line += " (line " + lines[0] + ")"
+		case len(lines) > 1 && len(lines) <= 5:
+			line += " (lines " + strings.Join(lines, ", ") + ")"
+		case len(lines) > 5:
+			line += " (lines " + strings.Join(lines[:5], ", ") + ", …)"
+		}
+		out = append(out, line)
+	}
+	return out
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"sync"
 
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/sessions-etl/sessions-etl/ingest"
 )
 
 // progress is a byte-counting progress bar on stderr, shown only on a
@@ -12,6 +15,7 @@ type progress struct {
 	mu    sync.Mutex
 	bar   *progressbar.ProgressBar
 	total int64 // bytes announced by Grow; the bar is a spinner while 0
+	done  bool  // Done was called: later Grow and Add are ignored
 }
 
 func newProgress(ios *IO, g *globalOptions, what string) *progress {
@@ -67,8 +71,10 @@ func (p *progress) Grow(n int64) {
 		return
 	}
 	p.mu.Lock()
-	p.total += n
-	p.bar.ChangeMax64(p.total)
+	if !p.done {
+		p.total += n
+		p.bar.ChangeMax64(p.total)
+	}
 	p.mu.Unlock()
 }
 
@@ -78,7 +84,9 @@ func (p *progress) Add(n int64) {
 		return
 	}
 	p.mu.Lock()
-	_ = p.bar.Add64(n)
+	if !p.done {
+		_ = p.bar.Add64(n)
+	}
 	p.mu.Unlock()
 }
 
@@ -88,6 +96,32 @@ func (p *progress) Done() {
 		return
 	}
 	p.mu.Lock()
-	_ = p.bar.Finish()
+	if !p.done {
+		p.done = true
+		_ = p.bar.Finish()
+	}
 	p.mu.Unlock()
+}
+
+// totalFrom announces the bytes of the session files under roots to the
+// bar, so that it shows %, bytes and the time left: a second walk of the
+// directories (names and stats only) runs ahead of the command's own,
+// which reads the files. Only when a bar is shown, and not for home
+// archives (listing one means reading it). It returns p.
+func (p *progress) totalFrom(ctx context.Context, roots []ingest.Root) *progress {
+	if p.bar == nil {
+		return p
+	}
+	for _, r := range roots {
+		if r.Archive {
+			return p
+		}
+	}
+	go func() {
+		_ = ingest.Discover(ctx, roots, func(f ingest.File) error {
+			p.Grow(f.Size)
+			return nil
+		}, func(ingest.PathIssue) {})
+	}()
+	return p
 }

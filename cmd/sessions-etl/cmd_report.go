@@ -37,6 +37,7 @@ type reportOptions struct {
 	Pricing   string
 	budget    budgetFlags // --budget-daily, … (cmd_budget.go)
 	Strict    bool
+	Verbose   bool // the files behind each problem line (text output)
 	Last      string
 	Order     string
 	Compact   bool
@@ -128,8 +129,8 @@ session, an unknown version, unreadable); stderr then gets one line per kind
 of problem, under --quiet and --json too, e.g.
   2 files not used (1 future_version, 1 not_session) — see: sessions-etl validate
   3 damaged files used in part (1 torn, 2 corrupt) — see: sessions-etl validate
-In text output each line is followed by its first five files, relative to
-the PATH they were found under (or ~), with status, error codes and lines;
+With --verbose, in text output, each line is followed by its first five files,
+relative to the PATH they were found under (or ~), with status, error codes and lines;
 --json lists them all under "files": "rejected" and "salvaged" (full path,
 status, error codes, lines).
 
@@ -171,6 +172,7 @@ files (1 with --strict when some files were not used or used only in part);
 	f.BoolVar(&opts.MD, "md", false, "Markdown table output")
 	f.StringVar(&opts.Cost, "cost", "auto", "auto, recorded or calculate")
 	f.BoolVar(&opts.Strict, "strict", false, "exit 1 when some files were not used or used only in part")
+	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "after each problem line on stderr, name its first files (relative to the PATH or ~) with status, codes and lines")
 	f.StringVar(&opts.Pricing, "pricing", "", "price table file replacing the bundled one (JSON: source, retrieved, models with USD per million tokens)")
 	addBudgetFlags(f, &opts.budget, "budget-")
 	for _, k := range report.Kinds {
@@ -331,9 +333,9 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 	// SPEC.md §7.6: a report is a reader. It exits 0 once it printed its
 	// answer and says on stderr, one line per kind of problem and under
 	// --quiet and --json too, what it left out or used in part.
-	// In text output each line is followed by the files it counts (the
-	// first few), named relative to the PATH they were found under or ~.
-	text := !opts.JSON && !opts.CSV && !opts.MD && !opts.Quiet
+	// With --verbose, in text output, each line is followed by the files
+	// it counts (the first few), named relative to the PATH or ~.
+	text := opts.Verbose && !opts.JSON && !opts.CSV && !opts.MD && !opts.Quiet
 	show := func(p string) string { return problemPath(ios, ro.Roots, len(args) > 0, p) }
 	for _, line := range r.Files.Summary(ios.Prog) {
 		warnLine(ios, errColor, line)

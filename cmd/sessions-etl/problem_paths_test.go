@@ -25,6 +25,10 @@ func TestReportProblemPaths(t *testing.T) {
 	}
 	home := t.TempDir()
 	code, _, errOut := runReportCLI(t, home, "report", "daily", "--tz", "UTC", dir)
+	if one := "3 damaged files used in part (1 torn, 2 corrupt) — see: sessions-etl validate\n"; code != ExitOK || !strings.HasPrefix(errOut, one) || strings.Contains(errOut, "  ") {
+		t.Errorf("without --verbose: exit %d, stderr:\n%s\nwant one line per kind of problem:\n%s", code, errOut, one)
+	}
+	code, _, errOut = runReportCLI(t, home, "report", "daily", "--verbose", "--tz", "UTC", dir)
 	want := "3 damaged files used in part (1 torn, 2 corrupt) — see: sessions-etl validate\n" +
 		"  corrupt.jsonl  corrupt: corrupt_line (line 4)\n" +
 		"  glued.jsonl  corrupt: concatenated_records (line 3)\n" +
@@ -32,7 +36,7 @@ func TestReportProblemPaths(t *testing.T) {
 	if code != ExitOK || !strings.HasPrefix(errOut, want) {
 		t.Errorf("exit %d, stderr:\n%s\nwant it to start with:\n%s", code, errOut, want)
 	}
-	_, out, errOut := runReportCLI(t, home, "report", "daily", "--json", "--tz", "UTC", dir)
+	_, out, errOut := runReportCLI(t, home, "report", "daily", "--json", "--verbose", "--tz", "UTC", dir)
 	if strings.Contains(errOut, "  ") {
 		t.Errorf("--json: stderr lists files: %q", errOut)
 	}

@@ -46,7 +46,7 @@ type Data struct {
 }
 
 // Build refreshes the database once (unless Report.NoRefresh) and runs
-// every report the page shows.
+// every report the page shows over one open handle (report.RunBatch).
 func Build(ctx context.Context, o Options) (*Data, error) {
 	if o.Top <= 0 {
 		o.Top = 15
@@ -55,23 +55,16 @@ func Build(ctx context.Context, o Options) (*Data, error) {
 		o.Models = 7
 	}
 	d := &Data{Opts: o}
-	ro := o.Report
-	for _, k := range []struct {
-		kind report.Kind
-		dst  **report.Report
-	}{{report.Daily, &d.Daily}, {report.Project, &d.Projects}, {report.Model, &d.Models}, {report.Provider, &d.Providers},
-		{report.Session, &d.Sessions}, {report.Tools, &d.Tools}} {
-		ro.Kind = k.kind
-		r, err := report.Run(ctx, ro)
-		if err != nil {
-			return nil, err
-		}
-		*k.dst = r
-		ro.NoRefresh = true // one ingest for the whole page
-	}
-	b, err := report.RunBlocks(ctx, ro, report.BlockOptions{Now: o.Now})
+	// One refresh, one lock and one open database for every chart.
+	dst := []**report.Report{&d.Daily, &d.Projects, &d.Models, &d.Providers, &d.Sessions, &d.Tools}
+	rs, b, err := report.RunBatch(ctx, o.Report,
+		[]report.Kind{report.Daily, report.Project, report.Model, report.Provider, report.Session, report.Tools},
+		&report.BlockOptions{Now: o.Now})
 	if err != nil {
 		return nil, err
+	}
+	for i, r := range rs {
+		*dst[i] = r
 	}
 	d.Blocks = b
 	return d, nil

@@ -319,9 +319,9 @@ func TestSessionsWithSubagents(t *testing.T) {
 		got = append(got, strings.Join([]string{r.Cells[0], r.Cells[5], r.Cells[6], r.Cells[7]}, " | "))
 	}
 	want := []string{
-		"24a0c001-4e5…" + " | 2 | $0.0102 | $0.0175", // $0.01755
+		"24a0c001-4e5…" + " | 2 | $0.0102 | $0.0175",        // $0.01755
 		"\u00a0\u00a0↳ 24a0c0c1-4e5…" + " | 2 | $0.0073 | ", // $0.00735 as report prints it
-		"24a0c002-4e5…" + " | 3 | $0.0121 | ", // no subagent in the scan: no second total
+		"24a0c002-4e5…" + " | 3 | $0.0121 | ",               // no subagent in the scan: no second total
 
 	}
 	if d := cmp.Diff(want, got); d != "" {

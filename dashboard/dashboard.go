@@ -15,6 +15,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot/vg"
@@ -46,7 +47,7 @@ type Data struct {
 }
 
 // Build refreshes the database once (unless Report.NoRefresh) and runs
-// every report the page shows.
+// every report the page shows over one open handle (report.RunBatch).
 func Build(ctx context.Context, o Options) (*Data, error) {
 	if o.Top <= 0 {
 		o.Top = 15
@@ -55,23 +56,16 @@ func Build(ctx context.Context, o Options) (*Data, error) {
 		o.Models = 7
 	}
 	d := &Data{Opts: o}
-	ro := o.Report
-	for _, k := range []struct {
-		kind report.Kind
-		dst  **report.Report
-	}{{report.Daily, &d.Daily}, {report.Project, &d.Projects}, {report.Model, &d.Models}, {report.Provider, &d.Providers},
-		{report.Session, &d.Sessions}, {report.Tools, &d.Tools}} {
-		ro.Kind = k.kind
-		r, err := report.Run(ctx, ro)
-		if err != nil {
-			return nil, err
-		}
-		*k.dst = r
-		ro.NoRefresh = true // one ingest for the whole page
-	}
-	b, err := report.RunBlocks(ctx, ro, report.BlockOptions{Now: o.Now})
+	// One refresh, one lock and one open database for every chart.
+	dst := []**report.Report{&d.Daily, &d.Projects, &d.Models, &d.Providers, &d.Sessions, &d.Tools}
+	rs, b, err := report.RunBatch(ctx, o.Report,
+		[]report.Kind{report.Daily, report.Project, report.Model, report.Provider, report.Session, report.Tools},
+		&report.BlockOptions{Now: o.Now})
 	if err != nil {
 		return nil, err
+	}
+	for i, r := range rs {
+		*dst[i] = r
 	}
 	d.Blocks = b
 	return d, nil
@@ -461,23 +455,53 @@ func (d *Data) toolsChart() (chart, error) {
 
 // sessionTable lists the most expensive sessions.
 func (d *Data) sessionTable() *table {
-	rows := append([]report.Row(nil), d.Sessions.Rows...)
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Cost > rows[j].Cost })
-	if len(rows) > d.Opts.Top {
-		rows = rows[:d.Opts.Top]
+	// The session report's rows are in tree order: each parent followed
+	// by its subagents (Depth > 0, SPEC.md §7.3). The top sessions are the
+	// top-level rows by their cost with subagents; each is shown with its
+	// subagents under it, as the report has them.
+	type group struct {
+		rows []report.Row
+		cost float64
 	}
-	t := &table{Head: []string{"Session", "Name", "Project", "Source", "Last activity", "Records", "Cost"},
-		Right: []bool{false, false, false, false, false, true, true}}
-	for _, r := range rows {
-		s := r.Session
-		if s == nil {
-			s = &report.SessionInfo{}
+	var groups []group
+	for _, r := range d.Sessions.Rows {
+		if r.Depth > 0 && len(groups) > 0 {
+			g := &groups[len(groups)-1]
+			g.rows = append(g.rows, r)
+			continue
 		}
-		last := ""
-		if !r.Last.IsZero() {
-			last = r.Last.In(d.Daily.Location).Format("2006-01-02 15:04")
+		cost := r.Cost
+		if r.WithSubagents != nil {
+			cost = r.WithSubagents.Cost
 		}
-		t.Rows = append(t.Rows, row{[]string{shorten(r.Key, 13), shorten(s.Name, 40), s.Project, s.Source, last, report.Num(r.Records), usd(r.Usage)}})
+		groups = append(groups, group{rows: []report.Row{r}, cost: cost})
+	}
+	sort.SliceStable(groups, func(i, j int) bool { return groups[i].cost > groups[j].cost })
+	if len(groups) > d.Opts.Top {
+		groups = groups[:d.Opts.Top]
+	}
+	t := &table{Head: []string{"Session", "Name", "Project", "Source", "Last activity", "Records", "Cost", "With subagents"},
+		Right: []bool{false, false, false, false, false, true, true, true}}
+	for _, g := range groups {
+		for _, r := range g.rows {
+			s := r.Session
+			if s == nil {
+				s = &report.SessionInfo{}
+			}
+			last := ""
+			if !r.Last.IsZero() {
+				last = r.Last.In(d.Daily.Location).Format("2006-01-02 15:04")
+			}
+			key := shorten(r.Key, 13)
+			if r.Depth > 0 {
+				key = strings.Repeat("\u00a0\u00a0", r.Depth) + "↳ " + key
+			}
+			with := ""
+			if r.WithSubagents != nil {
+				with = usd(*r.WithSubagents)
+			}
+			t.Rows = append(t.Rows, row{[]string{key, shorten(s.Name, 40), s.Project, s.Source, last, report.Num(r.Records), usd(r.Usage), with}})
+		}
 	}
 	return t
 }

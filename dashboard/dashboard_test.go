@@ -297,3 +297,34 @@ func mustLoc(t *testing.T, name string) *time.Location {
 	}
 	return loc
 }
+
+// TestSessionsWithSubagents: the top sessions list each parent by its cost
+// with its subagents and shows the subagent under it (c24: the child's
+// two records, $0.00735, under a parent of $0.0102 own, $0.01755 with it;
+// the other parent's roll-up names a child not in the scan and counts, so
+// it has no total with subagents, as in `report session`).
+func TestSessionsWithSubagents(t *testing.T) {
+	roots, err := ingest.PathRoots([]string{filepath.Join("..", "testdata", "cases", "c24-subagent-rollup")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro := report.Options{Roots: roots, DBPath: filepath.Join(t.TempDir(), "s.duckdb"), Managed: true, Workers: 2, Location: time.UTC}
+	d, err := Build(context.Background(), Options{Report: ro, Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := d.sessionTable()
+	var got []string
+	for _, r := range tb.Rows {
+		got = append(got, strings.Join([]string{r.Cells[0], r.Cells[5], r.Cells[6], r.Cells[7]}, " | "))
+	}
+	want := []string{
+		"24a0c001-4e5…" + " | 2 | $0.0102 | $0.0175",        // $0.01755
+		"\u00a0\u00a0↳ 24a0c0c1-4e5…" + " | 2 | $0.0073 | ", // $0.00735 as report prints it
+		"24a0c002-4e5…" + " | 3 | $0.0121 | ",               // no subagent in the scan: no second total
+
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("top sessions (-want +got):\n%s", d)
+	}
+}

@@ -213,6 +213,40 @@ func Default() *Table {
 	return defaultTable
 }
 
+// DefaultSource returns the Source and Retrieved of the bundled table, as
+// Default().Source and .Retrieved, without parsing its prices: it reads the
+// top-level fields only up to both (the status line names the table in its
+// answer cache's key and must not pay for the whole parse on a hit).
+func DefaultSource() (source, retrieved string) {
+	dec := json.NewDecoder(bytes.NewReader(embedded))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t := Default()
+		return t.Source, t.Retrieved
+	}
+	var gotSource, gotRetrieved bool
+	for dec.More() && !(gotSource && gotRetrieved) {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			break
+		}
+		switch tok {
+		case "source":
+			gotSource = json.Unmarshal(v, &source) == nil
+		case "retrieved":
+			gotRetrieved = json.Unmarshal(v, &retrieved) == nil
+		}
+	}
+	if !gotSource || !gotRetrieved {
+		t := Default()
+		return t.Source, t.Retrieved
+	}
+	return strings.TrimSpace(source), strings.TrimSpace(retrieved)
+}
+
 // Load reads a price table in the bundled format from path, for
 // `--pricing FILE` (SPEC.md §4). Errors name the file and what is wrong.
 func Load(path string) (*Table, error) {

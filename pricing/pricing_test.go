@@ -13,6 +13,15 @@ import (
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12 }
 
+// DefaultSource reads only the header of the bundled table; it must agree
+// with the full parse (a changed table must change the status line's key).
+func TestDefaultSourceMatchesParse(t *testing.T) {
+	src, day := DefaultSource()
+	if d := Default(); src != d.Source || day != d.Retrieved {
+		t.Errorf("DefaultSource() = %q, %q; Default() has %q, %q", src, day, d.Source, d.Retrieved)
+	}
+}
+
 func TestDefaultMetadata(t *testing.T) {
 	d := Default()
 	if d != Default() {

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 //go:embed views.sql export.sql
@@ -164,14 +165,17 @@ func mustParse(file string) []Statement {
 	return st
 }
 
+// The files are parsed on first use, not at program start: every command
+// of the binary pays for package initialisation, and the status line must
+// start fast (issue 14).
 var (
-	views  = mustParse("views.sql")
-	export = mustParse("export.sql")
+	views  = sync.OnceValue(func() []Statement { return mustParse("views.sql") })
+	export = sync.OnceValue(func() []Statement { return mustParse("export.sql") })
 )
 
 // Views returns the views of views.sql in file order. Each Statement's SQL
 // is the view's SELECT; CreateView turns it into DDL.
-func Views() []Statement { return append([]Statement(nil), views...) }
+func Views() []Statement { return append([]Statement(nil), views()...) }
 
 // CreateView returns the DDL that creates (or replaces) the view.
 func CreateView(v Statement) string {
@@ -182,7 +186,7 @@ func CreateView(v Statement) string {
 // when there is none: names are compile-time constants of package export,
 // checked by its tests.
 func Export(name string) string {
-	for _, s := range export {
+	for _, s := range export() {
 		if s.Name == name {
 			return s.SQL
 		}
@@ -193,7 +197,7 @@ func Export(name string) string {
 // ExportStatement returns the export statement called name, with its
 // documentation and position. It panics when there is none, as Export does.
 func ExportStatement(name string) Statement {
-	for _, s := range export {
+	for _, s := range export() {
 		if s.Name == name {
 			return s
 		}
@@ -202,4 +206,4 @@ func ExportStatement(name string) Statement {
 }
 
 // ExportStatements returns every statement of export.sql in file order.
-func ExportStatements() []Statement { return append([]Statement(nil), export...) }
+func ExportStatements() []Statement { return append([]Statement(nil), export()...) }

@@ -129,27 +129,33 @@ func RunBlocks(ctx context.Context, opts Options, bo BlockOptions) (*BlocksRepor
 		br.Now = time.Now()
 	}
 	err := withDB(ctx, &o, &br.Report, 0, func(db *sql.DB, m dbMeta) error {
-		cells, none, err := blockCellsFrom(ctx, db, &o, m, time.Time{})
-		if err != nil {
-			return err
-		}
-		br.NoTimestamp = none
-		br.Blocks = buildBlocks(cells, br.Now)
-		return nil
+		return blocksDB(ctx, db, m, &o, bo, br)
 	})
 	if err != nil {
 		return nil, err
 	}
+	return br, nil
+}
+
+// blocksDB answers the blocks report br over the open database (whose
+// export state is m).
+func blocksDB(ctx context.Context, db *sql.DB, m dbMeta, o *Options, bo BlockOptions, br *BlocksReport) error {
+	cells, none, err := blockCellsFrom(ctx, db, o, m, time.Time{})
+	if err != nil {
+		return err
+	}
+	br.NoTimestamp = none
+	br.Blocks = buildBlocks(cells, br.Now)
 	br.Kind = "blocks"
 	if bo.TokenLimitMax {
 		br.TokenLimit = maxPastBlock(br.Blocks)
 	}
-	br.Blocks = selectBlocks(br.Blocks, &o, bo, br.Now)
+	br.Blocks = selectBlocks(br.Blocks, o, bo, br.Now)
 	for _, b := range br.Blocks {
 		br.Totals.add(b.Usage)
 	}
 	br.Unpriced = unpricedOf(br.Blocks)
-	return br, nil
+	return nil
 }
 
 // withDB runs the common part of a report: check the options, lock the

@@ -109,6 +109,22 @@ func ParseDate(s string) (time.Time, error) {
 
 // check validates the options and fills defaults.
 func (o *Options) check() error {
+	if err := o.checkQuestion(); err != nil {
+		return err
+	}
+	if o.Prices == nil {
+		o.Prices = pricing.Default()
+	}
+	if o.PricingID == "" {
+		o.PricingID = TablePricingID(o.Prices)
+	}
+	return nil
+}
+
+// checkQuestion is check without the price table: it validates the
+// options and fills every default but Prices and PricingID. (The status
+// line's cache hit needs only the table's id: see RunStatusCached.)
+func (o *Options) checkQuestion() error {
 	if _, err := ParseKind(string(o.Kind)); err != nil {
 		return err
 	}
@@ -126,12 +142,6 @@ func (o *Options) check() error {
 	}
 	if _, err := export.ParseCostMode(string(o.CostMode)); err != nil {
 		return err
-	}
-	if o.Prices == nil {
-		o.Prices = pricing.Default()
-	}
-	if o.PricingID == "" {
-		o.PricingID = TablePricingID(o.Prices)
 	}
 	if !o.Since.IsZero() && !o.Until.IsZero() && o.Until.Before(o.Since) {
 		return fmt.Errorf("--until %s is before --since %s", o.Until.Format(time.DateOnly), o.Since.Format(time.DateOnly))
@@ -156,5 +166,9 @@ func (o *Options) check() error {
 // given without an explicit id (export.Options.PricingID ""): it must stay
 // in step with export's rule.
 func TablePricingID(t *pricing.Table) string {
-	return "table:" + t.Source + "@" + t.Retrieved
+	return tablePricingID(t.Source, t.Retrieved)
+}
+
+func tablePricingID(source, retrieved string) string {
+	return "table:" + source + "@" + retrieved
 }

@@ -29,14 +29,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer unlock()
-	r := &Report{Kind: o.Kind, Location: o.Location, Zone: o.Location.String(), ZoneName: o.Location.String(), Since: o.Since, Until: o.Until,
-		Source: o.Source, Project: o.Project, Model: o.Model, CostMode: o.CostMode, Pricing: o.Prices}
-	switch {
-	case o.Zone.Location == o.Location:
-		r.Zone, r.ZoneName = o.Zone.Label, o.Zone.Name
-	case o.Location == time.Local:
-		r.ZoneName = "" // "Local" is no IANA name (ResolveZone finds one)
-	}
+	r := newReport(&o)
 	if !o.NoRefresh && o.Managed {
 		// The report's own cache: one that is not a DuckDB database (a
 		// 0-byte file a full disk left) is rebuilt, with a note.
@@ -51,7 +44,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		var aerr error
 		sum, err := refresh(ctx, &o, func(ctx context.Context, db *sql.DB) error {
 			if !answered { // once: export.Run may retry a run that failed after it
-				answered, aerr = true, answerDB(ctx, &o, r, db)
+				answered, aerr = true, answerOn(ctx, &o, r, db)
 			}
 			return nil
 		})
@@ -89,7 +82,20 @@ func dropInvalidCache(path string) string {
 	return fmt.Sprintf("the report cache %s was not a valid DuckDB database (an interrupted or full-disk write?): rebuilt", path)
 }
 
-// answer queries the database at o.DBPath into r.
+// newReport is a report's question, from checked options.
+func newReport(o *Options) *Report {
+	r := &Report{Kind: o.Kind, Location: o.Location, Zone: o.Location.String(), ZoneName: o.Location.String(), Since: o.Since, Until: o.Until,
+		Source: o.Source, Project: o.Project, Model: o.Model, CostMode: o.CostMode, Pricing: o.Prices}
+	switch {
+	case o.Zone.Location == o.Location:
+		r.Zone, r.ZoneName = o.Zone.Label, o.Zone.Name
+	case o.Location == time.Local:
+		r.ZoneName = "" // "Local" is no IANA name (ResolveZone finds one)
+	}
+	return r
+}
+
+// answer queries the database into r.
 func answer(ctx context.Context, o *Options, r *Report) (err error) {
 	db, err := openReadOnly(o.DBPath)
 	if err != nil {
@@ -100,11 +106,12 @@ func answer(ctx context.Context, o *Options, r *Report) (err error) {
 			err = cerr
 		}
 	}()
-	return answerDB(ctx, o, r, db)
+	return answerOn(ctx, o, r, db)
 }
 
-// answerDB queries db into r.
-func answerDB(ctx context.Context, o *Options, r *Report, db *sql.DB) error {
+// answerOn queries the open database db into r: its problem files, then
+// the report (answerDB).
+func answerOn(ctx context.Context, o *Options, r *Report, db *sql.DB) error {
 	m, ok, err := readMeta(ctx, db)
 	if err != nil {
 		return err
@@ -115,6 +122,12 @@ func answerDB(ctx context.Context, o *Options, r *Report, db *sql.DB) error {
 	if r.Files, err = problemFiles(ctx, db); err != nil {
 		return err
 	}
+	return answerDB(ctx, db, m, o, r)
+}
+
+// answerDB queries the open database (whose export state is m) into r,
+// whose Files are already read.
+func answerDB(ctx context.Context, db *sql.DB, m dbMeta, o *Options, r *Report) (err error) {
 	if o.Kind == Tools {
 		rows, err := toolCells(ctx, db, o, m.mode)
 		if err != nil {

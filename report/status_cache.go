@@ -2,23 +2,17 @@ package report
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/pricing"
 )
 
 // The status line's answer cache: ccusage's rule (reuse the answer while
-// no session file changed), made safe. A fingerprint of the roots — every
-// directory's and file's path, size, mtime and mode — is taken before the
-// refresh; the answer's time-free parts (today's usage, the active block's
+// no session file changed), made safe. A fingerprint of the roots (see
+// status_fingerprint.go) is taken before the refresh; the answer's time-free parts (today's usage, the active block's
 // bounds and usage, the session's usage) are kept next to the database
 // with it. The next status line over the same roots, question and day
 // whose fingerprint is equal answers from that, without opening the
@@ -62,51 +56,6 @@ func (c cachedUse) usage() Usage {
 	return u
 }
 
-// errNoFingerprint says the roots cannot be fingerprinted safely.
-var errNoFingerprint = errors.New("not fingerprinted")
-
-// fingerprint hashes what the roots hold (see above).
-func fingerprint(roots []ingest.Root) (string, error) {
-	h := sha256.New()
-	add := func(p string, fi fs.FileInfo) {
-		fmt.Fprintf(h, "%s\x00%d\x00%d\x00%d\n", p, fi.Size(), fi.ModTime().UnixNano(), fi.Mode())
-	}
-	for _, r := range roots {
-		fi, err := os.Lstat(r.Path)
-		if err != nil {
-			return "", errNoFingerprint
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return "", errNoFingerprint
-		}
-		add(r.Path, fi)
-		if !fi.IsDir() {
-			continue
-		}
-		err = filepath.WalkDir(r.Path, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.Type()&fs.ModeSymlink != 0 {
-				return errNoFingerprint
-			}
-			if d.IsDir() && p != r.Path && !r.Recursive {
-				return filepath.SkipDir
-			}
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			add(p, info)
-			return nil
-		})
-		if err != nil {
-			return "", errNoFingerprint
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // statusKey names the question a cached answer is for.
 func statusKey(o *Options, q StatusQuery) string {
 	return fmt.Sprintf("v1|%s|%s|%s|%s|%s|%s|%s|%s", o.Location.String(), o.Source, o.Project, o.Model, o.CostMode, o.PricingID, q.SessionID, q.File)
@@ -122,8 +71,17 @@ func RunStatusCached(ctx context.Context, opts Options, q StatusQuery, now time.
 	if o.NoRefresh {
 		return RunStatus(ctx, opts, q, now)
 	}
-	if err := o.check(); err != nil {
+	// The question without the price table: a hit needs only the table's
+	// id (the bundled table's is read from its header), not its prices.
+	if err := o.checkQuestion(); err != nil {
 		return nil, err
+	}
+	if o.PricingID == "" {
+		if o.Prices != nil {
+			o.PricingID = TablePricingID(o.Prices)
+		} else {
+			o.PricingID = tablePricingID(pricing.DefaultSource())
+		}
 	}
 	fp, fpErr := fingerprint(o.Roots)
 	path := o.DBPath + ".status.json"

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,6 +78,44 @@ func TestStatuslineCLI(t *testing.T) {
 		line := oneLine(t, strings.Join(bad, " "), out)
 		if code != ExitOK || !strings.HasPrefix(line, "sessions-etl: ⚠ ") || len([]rune(line)) > 80 {
 			t.Errorf("%v: exit %d, line %q; want the marker and exit 0", bad, code, line)
+		}
+	}
+}
+
+// TestStatuslineOwnTree: `statusline` runs in a root that holds only its
+// command (a faster start); its help and its errors must be those of the
+// full tree.
+func TestStatuslineOwnTree(t *testing.T) {
+	for _, args := range [][]string{{"statusline", "--help"}, {"statusline", "--workers", "0", "--no-stdin"}, {"statusline", "--bogus"}} {
+		run := func(full bool) (int, string, string) {
+			var out, errOut bytes.Buffer
+			ios := &IO{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Now: time.Now, Home: t.TempDir()}
+			if full {
+				started := false
+				root := newRootCmd(ios, &started)
+				root.SetArgs(args)
+				root.SetOut(&out)
+				root.SetErr(&errOut)
+				if err := root.Execute(); err != nil {
+					return ExitUsage, out.String(), err.Error()
+				}
+				return ExitOK, out.String(), errOut.String()
+			}
+			code := runWith(context.Background(), ios, args)
+			msg := errOut.String()
+			if code == ExitUsage {
+				// runWith prints the error; keep its message only.
+				msg = strings.TrimPrefix(strings.SplitN(msg, "\n", 2)[0], "sessions-etl: ")
+			}
+			return code, out.String(), msg
+		}
+		fc, fout, ferr := run(true)
+		oc, oout, oerr := run(false)
+		if fc != oc || fout != oout || ferr != oerr {
+			t.Errorf("%q: full tree exit %d %q %q; own tree exit %d %q %q", args, fc, fout, ferr, oc, oout, oerr)
+		}
+		if !strings.Contains(fout+ferr, "statusline") && !strings.Contains(fout+ferr, "workers") && !strings.Contains(fout+ferr, "⚠") {
+			t.Errorf("%q: nothing printed", args)
 		}
 	}
 }

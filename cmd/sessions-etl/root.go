@@ -146,6 +146,11 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func runWith(ctx context.Context, ios *IO, args []string) int {
 	started := false
 	root := newRootCmd(ios, &started)
+	if len(args) > 0 && args[0] == "statusline" {
+		// The status bar runs this every few seconds: build only its
+		// command (the tree of every command costs milliseconds).
+		root = newRootCmdOf(ios, &started, newStatuslineCmd)
+	}
 	root.SetArgs(args)
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)
@@ -176,6 +181,11 @@ func runWith(ctx context.Context, ios *IO, args []string) int {
 }
 
 func newRootCmd(ios *IO, started *bool) *cobra.Command {
+	return newRootCmdOf(ios, started, commandMakers...)
+}
+
+// newRootCmdOf is the root command with the subcommands makers build.
+func newRootCmdOf(ios *IO, started *bool, makers ...func(*IO, *globalOptions) *cobra.Command) *cobra.Command {
 	g := &globalOptions{}
 	root := &cobra.Command{
 		Use:   "sessions-etl",
@@ -209,7 +219,7 @@ Exit codes: 0 success, 1 some files failed or were rejected, 2 usage error, 130 
 	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "no progress bar and no summary: print only problems")
 	pf.IntVar(&g.Workers, "workers", runtime.NumCPU(), "files processed in parallel")
 
-	for _, mk := range commandMakers {
+	for _, mk := range makers {
 		root.AddCommand(mk(ios, g))
 	}
 	setupConventions(root)

@@ -9,11 +9,24 @@ import (
 
 // totalProgress is a Progress with a total (a terminal's bar): export then
 // walks the roots a second time, concurrently, to count.
-type totalProgress struct{ added, grown atomic.Int64 }
+// totalProgress counts the reading phase only (a Parquet export has a
+// writing phase of the same bytes after it).
+type totalProgress struct {
+	added, grown atomic.Int64
+	writing      atomic.Bool
+}
 
-func (p *totalProgress) Phase(string) {}
-func (p *totalProgress) Add(n int64)  { p.added.Add(n) }
-func (p *totalProgress) Grow(n int64) { p.grown.Add(n) }
+func (p *totalProgress) Phase(name string) { p.writing.Store(name == "writing parquet") }
+func (p *totalProgress) Add(n int64) {
+	if !p.writing.Load() {
+		p.added.Add(n)
+	}
+}
+func (p *totalProgress) Grow(n int64) {
+	if !p.writing.Load() {
+		p.grown.Add(n)
+	}
+}
 
 // TestArchiveWithProgressTotal: with a progress bar that has a total, the
 // counting walk runs beside the reading one over the same .tar.zst; it

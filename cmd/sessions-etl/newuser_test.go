@@ -138,18 +138,7 @@ func TestNewUserHome(t *testing.T) {
 	if ocn != 5 {
 		t.Fatalf("the OpenClaw store holds %d session files, want 5 (c23)", ocn)
 	}
-	code, out, errOut := runEnvCLI(t, home, env, "sources", "--json")
-	if code != ExitOK {
-		t.Fatalf("sources: exit %d\n%s", code, errOut)
-	}
-	var rows []sourceRow
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var r sourceRow
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("sources --json line %q: %v", line, err)
-		}
-		rows = append(rows, r)
-	}
+	rows, out := sourcesJSON(t, home, env)
 	if len(rows) != len(want) {
 		t.Errorf("sources: %d rows, want %d:\n%s", len(rows), len(want), out)
 	}
@@ -164,12 +153,12 @@ func TestNewUserHome(t *testing.T) {
 			t.Errorf("sources row %s: %+v, want %+v", w.Label, r, w)
 		}
 	}
-	code, out, _ = runEnvCLI(t, home, env, "sources")
+	code, out, _ := runEnvCLI(t, home, env, "sources")
 	if code != ExitOK || !strings.Contains(out, "PI_CODING_AGENT_DIR") {
 		t.Errorf("sources (text): exit %d, the pi row does not name PI_CODING_AGENT_DIR:\n%s", code, out)
 	}
 
-	code, out, errOut = runEnvCLI(t, home, env, "validate", "--json")
+	code, out, errOut := runEnvCLI(t, home, env, "validate", "--json")
 	if code != ExitOK {
 		t.Fatalf("validate: exit %d\n%s", code, errOut)
 	}

@@ -122,18 +122,7 @@ func TestCaseMovedStores(t *testing.T) {
 				}
 			}
 
-			code, out, errOut := runEnvCLI(t, home, env, "sources", "--json")
-			if code != ExitOK {
-				t.Fatalf("sources: exit %d\n%s", code, errOut)
-			}
-			var rows []sourceRow
-			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-				var r sourceRow
-				if err := json.Unmarshal([]byte(line), &r); err != nil {
-					t.Fatalf("sources --json line %q: %v", line, err)
-				}
-				rows = append(rows, r)
-			}
+			rows, out := sourcesJSON(t, home, env)
 			if len(rows) != len(e.Sources) {
 				t.Errorf("sources: %d rows, want %d:\n%s", len(rows), len(e.Sources), out)
 			}
@@ -151,7 +140,7 @@ func TestCaseMovedStores(t *testing.T) {
 				}
 			}
 
-			code, out, errOut = runEnvCLI(t, home, env, "report", "daily", "--json", "--tz", "UTC")
+			code, out, errOut := runEnvCLI(t, home, env, "report", "daily", "--json", "--tz", "UTC")
 			if code != ExitOK {
 				t.Fatalf("report: exit %d\n%s", code, errOut)
 			}
@@ -218,4 +207,23 @@ func TestCaseMovedStores(t *testing.T) {
 	if got := reportJSONTotals(t, out); !sameTotals(got, wu) {
 		t.Errorf("report PATH totals %+v, want %+v", got, wu)
 	}
+}
+
+// sourcesJSON runs `sources --json` with env in home and returns its rows
+// (one JSON object per line) and its raw output.
+func sourcesJSON(t *testing.T, home string, env map[string]string) ([]sourceRow, string) {
+	t.Helper()
+	code, out, errOut := runEnvCLI(t, home, env, "sources", "--json")
+	if code != ExitOK {
+		t.Fatalf("sources: exit %d\n%s", code, errOut)
+	}
+	var rows []sourceRow
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r sourceRow
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("sources --json line %q: %v", line, err)
+		}
+		rows = append(rows, r)
+	}
+	return rows, out
 }

@@ -1,6 +1,3 @@
-// Package validate gives every session file one verdict (SPEC.md §1.5): the
-// status the agent's loader would reach, and the issues that explain it, each
-// with a line number and a stable code.
 package validate
 
 import (

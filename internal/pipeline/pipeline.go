@@ -1,5 +1,3 @@
-// Package pipeline runs per-file work in parallel and hands the results back
-// in input order, so output never depends on scheduling.
 package pipeline
 
 import (

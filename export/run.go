@@ -595,14 +595,26 @@ func (r *run) load(ctx context.Context) (err error) {
 	if g, ok := opts.Progress.(ProgressTotal); ok {
 		// A bar with a total: a second walk, of directories and stats
 		// only, runs ahead of the reading one (which discovery feeds a few
-		// files at a time) and announces the bytes to read.
+		// files at a time) and announces the bytes to read. It ends
+		// before load returns: nothing of this run touches the bar, or
+		// the discover seam, once Run has returned.
+		countCtx, cancelCount := context.WithCancel(ctx)
+		counted := make(chan struct{})
+		defer func() {
+			if err != nil {
+				cancelCount() // the total no longer matters
+			}
+			<-counted
+			cancelCount()
+		}()
 		go func() {
+			defer close(counted)
 			roots := make([]ingest.Root, len(opts.Roots))
 			for i, r := range opts.Roots {
 				r.CountOnly = true // never disturbs the reading walk's archives
 				roots[i] = r
 			}
-			_ = discover(ctx, roots, func(f ingest.File) error {
+			_ = discover(countCtx, roots, func(f ingest.File) error {
 				if k, ok := known[f.Path]; !ok || k.size != f.Size || k.mtime != f.ModTime.UnixMicro() || k.inode != int64(f.Ino) {
 					g.Grow(f.Size)
 				}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/pricing"
 )
 
@@ -123,10 +124,9 @@ func RunStatusCached(ctx context.Context, opts Options, q StatusQuery, now time.
 	}
 	if raw, err := json.Marshal(c); err == nil {
 		// Best effort: a cache that cannot be written only costs time.
-		tmp := path + fmt.Sprintf(".%d.tmp", os.Getpid())
-		if os.WriteFile(tmp, raw, 0o600) == nil && os.Rename(tmp, path) != nil {
-			_ = os.Remove(tmp)
-		}
+		// Written whole or not at all (fstx: temporary file, fsync,
+		// rename), so a crash never leaves half a cache.
+		_ = fstx.WriteBytes(path, raw, 0o600)
 	}
 	return st, nil
 }

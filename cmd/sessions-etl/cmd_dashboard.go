@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sessions-etl/sessions-etl/dashboard"
+	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/report"
 )
 
@@ -82,29 +81,11 @@ first, as 'report' does); --since/--until (days in --tz), --tz, --source,
 
 // writeDashboard writes the page to a temporary file beside out and
 // renames it over out, so that a failed run never leaves half a page.
-func writeDashboard(out string, d *dashboard.Data) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".sessions-etl-dashboard-*.tmp")
-	if err != nil {
-		return fmt.Errorf("dashboard %s: %w", out, err)
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	w := bufio.NewWriterSize(tmp, 256<<10)
-	if err = dashboard.Write(w, d); err == nil {
-		err = w.Flush()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), out)
-	}
+func writeDashboard(out string, d *dashboard.Data) error {
+	// Through fstx as every other file this tool writes: the page appears
+	// whole (temporary file, fsync, rename) or the old one stays.
+	_, err := fstx.WriteFile(out, fstx.Meta{Mode: 0o644, UID: -1, GID: -1}, fstx.WriteOptions{}, false,
+		func(w io.Writer) error { return dashboard.Write(w, d) }, nil)
 	if err != nil {
 		return fmt.Errorf("dashboard %s: %w", out, err)
 	}

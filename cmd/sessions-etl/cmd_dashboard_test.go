@@ -27,6 +27,20 @@ func TestDashboardCLI(t *testing.T) {
 		// c07 has no tool calls: five charts and the tools section says so.
 		t.Errorf("page: %d charts", strings.Count(string(raw), `<svg class="chart"`))
 	}
+	// The page is published whole by one rename: mode 0644, nothing else
+	// left beside it.
+	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("page mode: %v %v, want 0644", fi.Mode(), err)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 1 {
+		t.Errorf("%d entries beside the page, want only the page", len(ents))
+	}
+	// A rewrite over an existing page that cannot be written (its
+	// directory is gone) fails with exit 1 and names the file.
+	gone := filepath.Join(t.TempDir(), "no", "d.html")
+	if code, _, errOut := runAt(t, now, "", "dashboard", "--tz", "UTC", "--out", gone, dir); code == ExitOK || !strings.Contains(errOut, gone) {
+		t.Errorf("unwritable --out: exit %d, stderr %q", code, errOut)
+	}
 	for _, bad := range [][]string{{"dashboard", dir}, {"dashboard", "--out", out, "--top", "0", dir}, {"dashboard", "--out", out, "--since", "May", dir}} {
 		if code, _, errOut := runAt(t, now, "", bad...); code != ExitUsage {
 			t.Errorf("%v: exit %d, want 2 (%s)", bad, code, errOut)

@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/sessions-etl/sessions-etl/internal/testkit"
 )
 
 // TestRollupProperty: over generated homes of parents running subagents
@@ -16,8 +17,7 @@ import (
 // spend counts once, in the child when its file was read, else through the
 // roll-up — never lost, never doubled.
 func TestRollupProperty(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testkit.Seed(t)
 	r := rand.New(rand.NewPCG(seed, 11))
 	rounds := 4
 	if testing.Short() {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
+	"github.com/sessions-etl/sessions-etl/internal/testkit"
 	"github.com/sessions-etl/sessions-etl/synth"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
@@ -111,7 +112,7 @@ func TestImportCrash(t *testing.T) {
 		}
 	}
 
-	rng := rand.New(rand.NewPCG(42, uint64(time.Now().UnixNano())))
+	rng := rand.New(rand.NewPCG(42, testkit.Seed(t))) // the kill times; -seed replays them
 	killed, partial := 0, 0
 	// At least 40 kills, and more (up to 150) until 20 of them interrupted
 	// a run with work left: on a loaded machine the timing shifts.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
+	"github.com/sessions-etl/sessions-etl/internal/testkit"
 	"github.com/sessions-etl/sessions-etl/migrate"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
@@ -26,33 +27,7 @@ import (
 var testLock = fstx.LockConfig{Stale: 10 * time.Second, Update: 50 * time.Millisecond, Poll: 10 * time.Millisecond}
 
 // copyTree copies src into dst (created), keeping permission bits and mtimes.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		out := filepath.Join(dst, rel)
-		if fi.IsDir() {
-			return os.MkdirAll(out, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(out, b, fi.Mode().Perm()); err != nil {
-			return err
-		}
-		if err := os.Chmod(out, fi.Mode().Perm()); err != nil {
-			return err
-		}
-		return os.Chtimes(out, fi.ModTime(), fi.ModTime())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+func copyTree(t *testing.T, src, dst string) { t.Helper(); testkit.CopyTree(t, src, dst) }
 
 // entryState is one path of a tree snapshot.
 type entryState struct {

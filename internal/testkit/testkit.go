@@ -1,0 +1,114 @@
+package testkit
+
+import (
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+var seedFlag = flag.Uint64("seed", 0, "seed of the randomised tests (default: drawn from the clock and printed on failure)")
+
+// Seed returns the seed of a randomised test: -seed when given, else one
+// drawn from the clock. It is logged at once (go test -v shows it) and
+// again when the test fails, with the flag that replays it.
+func Seed(t testing.TB) uint64 {
+	t.Helper()
+	s := *seedFlag
+	if s == 0 {
+		s = uint64(time.Now().UnixNano()) % 1_000_000_000
+	}
+	t.Logf("seed %d", s)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("replay with: go test -run '^%s$' -seed %d", t.Name(), s)
+		}
+	})
+	return s
+}
+
+// SeedGiven reports whether -seed was set on the command line.
+func SeedGiven() bool { return *seedFlag != 0 }
+
+// CopyTree copies the directories and regular files under src into dst
+// (created if needed), keeping each file's permission bits and
+// modification time. It fails the test on any error.
+func CopyTree(t testing.TB, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		out := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(out, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return copyFile(p, out, fi)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TempCopy copies src into a new temporary directory of the test (as
+// CopyTree does) and returns it.
+func TempCopy(t testing.TB, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	CopyTree(t, src, dst)
+	return dst
+}
+
+// CopyFile copies the regular file src to dst, creating dst's directory,
+// keeping its permission bits and modification time.
+func CopyFile(t testing.TB, src, dst string) {
+	t.Helper()
+	fi, err := os.Stat(src)
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(dst), 0o755)
+	}
+	if err == nil {
+		err = copyFile(src, dst, fi)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func copyFile(src, dst string, fi fs.FileInfo) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(dst, b, fi.Mode().Perm()); err != nil {
+		return err
+	}
+	if err := os.Chmod(dst, fi.Mode().Perm()); err != nil { // past the umask
+		return err
+	}
+	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
+}
+
+// WriteFile writes content to path, creating its directories, mode 0644.
+func WriteFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -195,13 +196,14 @@ func checkOneStatement(ctx context.Context, db *sql.DB, query string) error {
 		if !ok {
 			return nil
 		}
-		// Prepare (without a context) refuses several statements; any
-		// other error is left to the query itself to report.
+		// Prepare (without a context) refuses several statements with
+		// one error value of the driver's; any other error is left to
+		// the query itself to report.
 		st, err := c.Prepare(query)
 		if err == nil {
 			return st.Close()
 		}
-		multi = strings.Contains(err.Error(), "multi-statement")
+		multi = isMultiStatement(c, err)
 		return nil
 	})
 	if err != nil {
@@ -230,7 +232,7 @@ func runQuery(cmd *cobra.Command, ios *IO, opts *queryOptions, query string, pat
 	}
 	rows, err := db.QueryContext(ctx, query)
 	if err != nil {
-		return fmt.Errorf("duckdb %s: %w%s", path, err, usageModeHint(cmd, db, err))
+		return fmt.Errorf("duckdb %s: %w%s", path, err, usageModeHint(ctx, db, query, err))
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
@@ -278,13 +280,43 @@ func runQuery(cmd *cobra.Command, ios *IO, opts *queryOptions, query string, pat
 	return w.flush()
 }
 
+// multiStatementErr is the driver's own error value for a statement list
+// given to Prepare, learnt once from a query known to hold two (the driver
+// joins a generic prepare error with it: the last of the joined values is
+// the specific one): the refusal is then recognised by identity
+// (errors.Is), not by its text.
+var multiStatementErr struct {
+	once sync.Once
+	err  error
+}
+
+func isMultiStatement(c *duckdb.Conn, err error) bool {
+	multiStatementErr.once.Do(func() {
+		st, perr := c.Prepare("SELECT 1; SELECT 2")
+		if perr == nil {
+			_ = st.Close()
+		}
+		if j, ok := perr.(interface{ Unwrap() []error }); ok {
+			if errs := j.Unwrap(); len(errs) > 0 {
+				perr = errs[len(errs)-1]
+			}
+		}
+		multiStatementErr.err = perr
+	})
+	return multiStatementErr.err != nil && errors.Is(err, multiStatementErr.err)
+}
+
 // usageModeHint explains a query error on a database made by report in the
-// usage mode when the query may have asked for a table that is not there.
-func usageModeHint(cmd *cobra.Command, db *sql.DB, qerr error) string {
-	if !strings.Contains(qerr.Error(), "Table with name") {
+// usage mode when the query reads a table that is not there (a catalog
+// error, and DuckDB's parser names a table the database lacks).
+func usageModeHint(ctx context.Context, db *sql.DB, query string, qerr error) string {
+	if !export.IsCatalogError(qerr) {
 		return ""
 	}
-	if mode, ok, err := export.ReadMode(cmd.Context(), db); err != nil || !ok || mode != export.ModeUsage {
+	if mode, ok, err := export.ReadMode(ctx, db); err != nil || !ok || mode != export.ModeUsage {
+		return ""
+	}
+	if missing, err := export.MissingTables(ctx, db, query); err != nil || len(missing) == 0 {
 		return ""
 	}
 	return "\nThis database was made by 'sessions-etl report', which keeps only the tables the reports read: " +

@@ -339,36 +339,8 @@ func readHeaderID(f ingest.File) (id string, slot, ok bool) {
 		}
 	}
 	defer rc.Close()
-	r := io.LimitReader(rc, maxHeaderBytes)
-	head := make([]byte, session.TitleSlotSize)
-	n, _ := io.ReadFull(r, head)
-	head = head[:n]
-	if n == session.TitleSlotSize && head[n-1] == '\n' {
-		if _, isSlot := session.ParseTitleSlot(head[:n-1]); isSlot {
-			slot, head = true, nil
-		}
-	}
-	var hv headerVisitor
-	rd := ingest.Reader{MaxDepth: 1}
-	_, _ = rd.Read(context.Background(), io.MultiReader(bytes.NewReader(head), r), &hv)
-	return hv.id, slot, hv.id != ""
+	return session.HeaderID(rc)
 }
-
-// maxHeaderBytes bounds how much of a source readHeaderID reads.
-const maxHeaderBytes = 1 << 20
-
-var errFirst = errors.New("first record seen")
-
-type headerVisitor struct{ id string }
-
-func (h *headerVisitor) Record(r *ingest.Record) error {
-	t := r.Tape
-	if typ, _ := t.Str(t.Get(r.Root, "type")); typ == "session" {
-		h.id, _ = t.Str(t.Get(r.Root, "id"))
-	}
-	return errFirst
-}
-func (h *headerVisitor) Issue(ingest.Issue) {}
 
 // copyName is the file name a source's content has: its name without a
 // compression suffix.

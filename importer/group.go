@@ -15,6 +15,7 @@ import (
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/migrate"
+	"github.com/sessions-etl/sessions-etl/session"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -521,7 +522,7 @@ func rank(r relation) int {
 // same session (another process imported it meanwhile: compare again), or
 // by another one (conflict).
 func (im *importer) pathTaken(cand *member, p, id string) (bool, error) {
-	if other, ok := migrate.ReadHeaderID(p); ok && other == id {
+	if other, ok := session.ReadHeaderID(p); ok && other == id {
 		im.store.add(id, p)
 		return true, nil
 	}

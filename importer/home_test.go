@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessions-etl/sessions-etl/migrate"
+	"github.com/sessions-etl/sessions-etl/session"
 	"github.com/sessions-etl/sessions-etl/synth"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
@@ -134,7 +134,7 @@ func checkGeneratedHome(t *testing.T, home string, m *synth.Manifest) {
 		if st.dir {
 			continue
 		}
-		if id, ok := migrate.ReadHeaderID(filepath.Join(store, rel)); ok && !sourceHas(out, id) && after[rel] != st {
+		if id, ok := session.ReadHeaderID(filepath.Join(store, rel)); ok && !sourceHas(out, id) && after[rel] != st {
 			t.Errorf("store file %s changed though no source holds its session", rel)
 		}
 	}

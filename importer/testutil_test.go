@@ -20,7 +20,7 @@ import (
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/internal/testkit"
-	"github.com/sessions-etl/sessions-etl/migrate"
+	"github.com/sessions-etl/sessions-etl/session"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -165,7 +165,7 @@ func storeFiles(t *testing.T, target string) map[string][]string {
 			return err
 		}
 		if d.Type().IsRegular() && strings.HasSuffix(p, ".jsonl") && !strings.HasPrefix(d.Name(), ingest.TempPrefix) {
-			if id, ok := migrate.ReadHeaderID(p); ok {
+			if id, ok := session.ReadHeaderID(p); ok {
 				out[id] = append(out[id], p)
 			}
 		}

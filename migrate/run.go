@@ -17,6 +17,7 @@ import (
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/internal/pipeline"
+	"github.com/sessions-etl/sessions-etl/session"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -132,7 +133,7 @@ func (ix *ParentIndex) Add(path, id string) {
 // in the header of the file at that path, (2) the id of the one scanned
 // session whose file name matches, (3) the id in a <ts>_<id>.jsonl name.
 func (ix *ParentIndex) Resolve(parentPath string) (string, bool) {
-	if id, ok := ReadHeaderID(parentPath); ok {
+	if id, ok := session.ReadHeaderID(parentPath); ok {
 		return id, true
 	}
 	base := filepath.Base(parentPath)
@@ -149,37 +150,6 @@ func (ix *ParentIndex) Resolve(parentPath string) (string, bool) {
 	return "", false
 }
 
-var errStop = errors.New("stop")
-
-type headerVisitor struct{ id string }
-
-func (h *headerVisitor) Record(r *ingest.Record) error {
-	t := r.Tape
-	if typ, _ := t.Str(t.Get(r.Root, "type")); typ == "session" {
-		h.id, _ = t.Str(t.Get(r.Root, "id"))
-	}
-	return errStop
-}
-func (h *headerVisitor) Issue(ingest.Issue) {}
-
-// maxHeaderBytes bounds how much of a file ReadHeaderID reads: a header
-// line is small, and a parent path may name anything (a device, a pipe).
-const maxHeaderBytes = 1 << 20
-
-// ReadHeaderID reads the session id from the header (first record) of the
-// session file at path; ok is false when there is none. Only regular files
-// are opened (never a pipe or a device), and at most 1 MiB is read.
-func ReadHeaderID(path string) (string, bool) {
-	f, err := ingest.OpenRegular(path)
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
-	var hv headerVisitor
-	rd := ingest.Reader{MaxDepth: 1}
-	_, _ = rd.Read(context.Background(), io.LimitReader(f, maxHeaderBytes), &hv)
-	return hv.id, hv.id != ""
-}
 
 // Run migrates every session file under opts.Roots: first a header scan of
 // all files (to resolve parent paths among them), then each file in
@@ -210,7 +180,7 @@ func Run(ctx context.Context, opts Options, emit func(FileResult) error) (Summar
 	}
 	err := ingest.Discover(ctx, roots, func(f ingest.File) error {
 		items = append(items, item{file: f})
-		if id, ok := ReadHeaderID(f.Path); ok {
+		if id, ok := session.ReadHeaderID(f.Path); ok {
 			ix.Add(f.Path, id)
 		}
 		return nil

@@ -103,14 +103,8 @@ func (r Result) FirstError() string {
 // summarised by one issues_truncated note.
 const MaxListedIssues = 100
 
-// KnownEntryTypes are the entry types of SPEC.md §1.4.
-var KnownEntryTypes = map[string]bool{
-	"message": true, "model_change": true, "thinking_level_change": true, "context_window_change": true,
-	"service_tier_change": true, "compaction": true, "context_compaction": true, "context_edit": true,
-	"branch_summary": true, "custom": true, "custom_message": true, "label": true, "session_info": true,
-	"session_summary": true, "child_usage_attributed": true, "session_state": true, "agent_status": true,
-	"git_state": true, "usage": true, "model_usage": true,
-}
+// KnownEntryTypes are the entry types of SPEC.md §1.4 (session's list).
+var KnownEntryTypes = session.KnownEntryTypes
 
 type entry struct {
 	id      string

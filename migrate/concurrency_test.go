@@ -110,7 +110,11 @@ func startWriter(t *testing.T, mode, file, prefix string, count int) *exec.Cmd {
 func TestConcurrentWriters(t *testing.T) {
 	for _, mode := range []string{"locked", "unlocked"} {
 		t.Run(mode, func(t *testing.T) {
-			for round := 0; round < 5; round++ {
+			rounds := 5
+			if testing.Short() {
+				rounds = 1 // the inner loop: one round of each mode
+			}
+			for round := 0; round < rounds; round++ {
 				root := t.TempDir()
 				// Many small v3 files and one big one, so migrate runs while the writer appends.
 				src, _ := os.ReadFile(filepath.Join(casesDir, "c06-v2-hook-message/session.jsonl"))

@@ -88,10 +88,15 @@ func TestCrashSIGKILL(t *testing.T) {
 	rng := rand.New(rand.NewPCG(42, 7))
 	// At least 100 kills, and more (up to 400) until 10 of them landed in
 	// the middle of the run: on a loaded machine the timing shifts.
-	const minKills, maxKills = 100, 400
+	// With -short (the inner loop), a tenth of the storm: 10 kills, more
+	// (up to 40) until 2 landed mid-run.
+	minKills, maxKills, minMixed := 100, 400, 10
+	if testing.Short() {
+		minKills, maxKills, minMixed = 10, 40, 2
+	}
 	kills := 0
 	mixed := 0
-	for i := 0; i < maxKills && (i < minKills || mixed < 10); i++ {
+	for i := 0; i < maxKills && (i < minKills || mixed < minMixed); i++ {
 		kills++
 		dir := filepath.Join(base, "run")
 		os.RemoveAll(dir)
@@ -158,7 +163,7 @@ func TestCrashSIGKILL(t *testing.T) {
 			}
 		}
 	}
-	if mixed < 10 {
+	if mixed < minMixed {
 		t.Errorf("only %d of %d kills landed mid-run; the timing needs adjusting", mixed, kills)
 	}
 	t.Logf("%d kills, %d mid-run (full run %v, %d files change)", kills, mixed, full, changedFiles)

@@ -150,7 +150,6 @@ func (ix *ParentIndex) Resolve(parentPath string) (string, bool) {
 	return "", false
 }
 
-
 // Run migrates every session file under opts.Roots: first a header scan of
 // all files (to resolve parent paths among them), then each file in
 // parallel under its locks. emit receives one result per file in discovery

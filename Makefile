@@ -90,7 +90,7 @@ fuzz:
 	GO=$(GO) .ci/fuzz-one ./ingest FuzzArchive $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-one ./session FuzzParseTitleSlot $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-one ./validate FuzzChecker $(FUZZTIME)
-	GO=$(GO) .ci/fuzz-one ./migrate FuzzPlan $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./upgrade FuzzPlan $(FUZZTIME)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

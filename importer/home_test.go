@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessions-etl/sessions-etl/migrate"
 	"github.com/sessions-etl/sessions-etl/synth"
+	"github.com/sessions-etl/sessions-etl/upgrade"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -134,7 +134,7 @@ func checkGeneratedHome(t *testing.T, home string, m *synth.Manifest) {
 		if st.dir {
 			continue
 		}
-		if id, ok := migrate.ReadHeaderID(filepath.Join(store, rel)); ok && !sourceHas(out, id) && after[rel] != st {
+		if id, ok := upgrade.ReadHeaderID(filepath.Join(store, rel)); ok && !sourceHas(out, id) && after[rel] != st {
 			t.Errorf("store file %s changed though no source holds its session", rel)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
-	"github.com/sessions-etl/sessions-etl/migrate"
+	"github.com/sessions-etl/sessions-etl/upgrade"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -38,7 +38,7 @@ func scanStore(ctx context.Context, root string) (*store, error) {
 	}
 	err := ingest.Discover(ctx, []ingest.Root{{Path: root, Recursive: true, Source: ingest.SourceAtomic, Confine: true}}, func(f ingest.File) error {
 		s.files[devIno{f.Dev, f.Ino}] = true
-		if id, ok := migrate.ReadHeaderID(f.Path); ok {
+		if id, ok := upgrade.ReadHeaderID(f.Path); ok {
 			s.byID[id] = append(s.byID[id], f.Path)
 		}
 		return nil

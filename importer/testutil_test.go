@@ -19,7 +19,7 @@ import (
 
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
-	"github.com/sessions-etl/sessions-etl/migrate"
+	"github.com/sessions-etl/sessions-etl/upgrade"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -190,7 +190,7 @@ func storeFiles(t *testing.T, target string) map[string][]string {
 			return err
 		}
 		if d.Type().IsRegular() && strings.HasSuffix(p, ".jsonl") && !strings.HasPrefix(d.Name(), ingest.TempPrefix) {
-			if id, ok := migrate.ReadHeaderID(p); ok {
+			if id, ok := upgrade.ReadHeaderID(p); ok {
 				out[id] = append(out[id], p)
 			}
 		}
@@ -271,7 +271,7 @@ var hex8 = regexp.MustCompile(`^[0-9a-f]{8}$`)
 // timestamp → createdAt, parentSession → parentSessionId (wantParent when
 // not ""), v1 ids and parentIds added (8 hex, unique, chained), v1
 // compaction firstKeptEntryIndex → firstKeptEntryId, v1/v2 hookMessage →
-// custom. It is written independently of package migrate.
+// custom. It is written independently of package upgrade.
 func checkUpgradedCopy(t *testing.T, name string, src, dst []byte, wantParent string) {
 	t.Helper()
 	sv, dv := records(t, name+" (source)", src), records(t, name+" (copy)", dst)

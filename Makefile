@@ -95,6 +95,7 @@ fuzz:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags faultseam ./internal/fstx
 
 # Throughput and peak RSS on a ~1 GB generated home, side by side with DuckDB.
 bench: build

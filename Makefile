@@ -90,11 +90,12 @@ fuzz:
 	GO=$(GO) .ci/fuzz-one ./ingest FuzzArchive $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-one ./session FuzzParseTitleSlot $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-one ./validate FuzzChecker $(FUZZTIME)
-	GO=$(GO) .ci/fuzz-one ./migrate FuzzPlan $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./upgrade FuzzPlan $(FUZZTIME)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags faultseam ./internal/fstx
 
 # Throughput and peak RSS on a ~1 GB generated home, side by side with DuckDB.
 bench: build

@@ -162,4 +162,7 @@
 // takes one buffer of its pool: under a smaller limit the append failed).
 // Measured in BENCHMARKS.md: 1.1 GB peak RSS for a 187 MB block to both
 // sinks, 2.3 GB and three runs before.
+// A value longer than any sink can hold (MaxValueBytes, 2 GiB − 1: Arrow
+// and Parquet lengths are 32-bit) is not decoded: it is stored as NULL,
+// with a value_too_large row in ingest_issues at its line.
 package export

@@ -22,7 +22,34 @@ import (
 const (
 	CodeBadUsage           = "bad_usage"            // warning: a token count or cost that is negative or not a number; counted as 0 / absent
 	CodeChildUsageMismatch = "child_usage_mismatch" // warning: aggregateUsage ≠ the target's own usage + the children seen so far
+	CodeValueTooLarge      = "value_too_large"      // warning: a text longer than a sink can store (MaxValueBytes); stored as NULL, the rest of the file kept
 )
+
+// MaxValueBytes is the longest string value the export stores: Arrow
+// string arrays and Parquet byte arrays measure a value with a signed
+// 32-bit length, so 2 GiB − 1 bytes. A longer text, arguments_json or
+// raw_json (one line of more than 2 GiB) is stored as NULL in every sink,
+// with a value_too_large row in ingest_issues naming the file and line;
+// byte_size keeps the block's size and the rest of the file is exported.
+const MaxValueBytes = math.MaxInt32
+
+// maxValueBytes is MaxValueBytes; tests lower it (a 2 GiB fixture is out
+// of reach).
+var maxValueBytes int64 = MaxValueBytes
+
+// fits reports whether a value of n bytes can be stored; when it cannot,
+// it records value_too_large for line, naming the value: what, of content
+// block number block (block < 0: not a block's).
+func (x *extractor) fits(n int64, line, block int, what string) bool {
+	if n <= maxValueBytes {
+		return true
+	}
+	if block >= 0 {
+		what = fmt.Sprintf("block %d: %s", block, what)
+	}
+	x.issuef(line, CodeValueTooLarge, "%s of %d bytes is longer than the %d bytes a stored value can hold: stored as NULL", what, n, maxValueBytes)
+	return false
+}
 
 // Usage kinds (SPEC.md §3 usage.kind).
 const (
@@ -342,7 +369,7 @@ func (x *extractor) entry(r *ingest.Record) {
 	if full {
 		x.entryKeys(&e)
 	} // ModeUsage: made only if the entry has tool rows (addBlock)
-	if x.opts.withRaw {
+	if x.opts.withRaw && x.fits(int64(len(r.Raw)), r.Line, -1, "raw_json") {
 		e.raw = someStr(validString(r.Raw))
 	}
 
@@ -741,7 +768,7 @@ func (x *extractor) blocks(t *ingest.Tape, content int, e *entryRow, tr *toolRes
 		}
 		b := base
 		b.blockType = someStr("text")
-		x.text(t, content, &b)
+		x.text(t, content, &b, e.lineNo)
 		x.addBlock(&b, e)
 	case ingest.KindArray:
 		i := 0
@@ -760,9 +787,9 @@ func (x *extractor) blocks(t *ingest.Tape, content int, e *entryRow, tr *toolRes
 			}
 			switch b.blockType.v {
 			case "text":
-				x.text(t, t.Get(c, "text"), &b)
+				x.text(t, t.Get(c, "text"), &b, e.lineNo)
 			case "thinking":
-				x.text(t, t.Get(c, "thinking"), &b)
+				x.text(t, t.Get(c, "thinking"), &b, e.lineNo)
 			case "image":
 				if !x.opts.usageOnly {
 					b.mimeType = str(t, t.Get(c, "mimeType"))
@@ -777,8 +804,10 @@ func (x *extractor) blocks(t *ingest.Tape, content int, e *entryRow, tr *toolRes
 					x.noteCallLinks(t, a, b.toolCallID)
 					raw := t.Raw(a)
 					b.byteSize = someInt(int64(len(raw)))
-					if !x.opts.noContent {
-						b.arguments = someStr(validString(raw))
+					if !x.opts.noContent && x.fits(int64(len(raw)), e.lineNo, idx, "arguments") {
+						if v := validString(raw); x.fits(int64(len(v)), e.lineNo, idx, "arguments (invalid UTF-8 read as U+FFFD)") {
+							b.arguments = someStr(v)
+						}
 					}
 				}
 			}
@@ -844,17 +873,21 @@ func (x *extractor) entryKeys(e *entryRow) {
 var blockTypes = map[string]string{"text": "text", "thinking": "thinking", "image": "image", "toolCall": "toolCall"}
 
 // text sets the size (decoded UTF-8 bytes) and, with content, the text of
-// block b from the string node n, decoding it at most once.
-func (x *extractor) text(t *ingest.Tape, n int, b *blockRow) {
+// block b (of the entry at line) from the string node n, decoding it at
+// most once, and never when it is too long to store.
+func (x *extractor) text(t *ingest.Tape, n int, b *blockRow, line int) {
 	if t.Kind(n) != ingest.KindString {
 		return
 	}
-	if x.opts.noContent {
-		b.byteSize = someInt(int64(t.StrLen(n)))
+	size := int64(t.StrLen(n))
+	b.byteSize = someInt(size)
+	if x.opts.noContent || !x.fits(size, line, b.blockIndex, b.blockType.v) {
 		return
 	}
 	s := str(t, n) // decoded once, at its size
-	b.byteSize = someInt(int64(t.StrLen(n)))
+	if int64(len(s.v)) > size && !x.fits(int64(len(s.v)), line, b.blockIndex, b.blockType.v+" (invalid UTF-8 read as U+FFFD)") {
+		return
+	}
 	b.text = s
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/sessions-etl/sessions-etl/migrate"
+	"github.com/sessions-etl/sessions-etl/upgrade"
 )
 
 // v4Session is a v4 file of session id with createdAt created and one
@@ -56,12 +56,12 @@ func TestDistinctIDsSameTimestampAndTokens(t *testing.T) {
 // raw.
 func migrated(t *testing.T, raw []byte) []byte {
 	t.Helper()
-	plan, err := migrate.PlanFile(context.Background(), bytes.NewReader(raw), int64(len(raw)), migrate.PlanOptions{})
+	plan, err := upgrade.PlanFile(context.Background(), bytes.NewReader(raw), int64(len(raw)), upgrade.PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := migrate.Apply(&out, bytes.NewReader(raw), plan); err != nil {
+	if err := upgrade.Apply(&out, bytes.NewReader(raw), plan); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(out.Bytes(), []byte(`"version":4`)) || !bytes.Contains(out.Bytes(), []byte(`"parentId":`)) {

@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"github.com/sessions-etl/sessions-etl/ingest"
-	"github.com/sessions-etl/sessions-etl/migrate"
+	"github.com/sessions-etl/sessions-etl/upgrade"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -21,7 +21,7 @@ import (
 // they are in the store once plan is applied (plan nil or without edits:
 // the original bytes). stop must be called when done; it ends the writer
 // goroutine when the reader gave up early.
-func upgradedStream(src io.ReaderAt, size int64, plan *migrate.Plan) (r io.Reader, stop func()) {
+func upgradedStream(src io.ReaderAt, size int64, plan *upgrade.Plan) (r io.Reader, stop func()) {
 	sr := io.NewSectionReader(src, 0, size)
 	if plan == nil || !plan.NeedsWrite() {
 		return sr, func() {}
@@ -30,7 +30,7 @@ func upgradedStream(src io.ReaderAt, size int64, plan *migrate.Plan) (r io.Reade
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		pw.CloseWithError(migrate.Apply(pw, sr, plan))
+		pw.CloseWithError(upgrade.Apply(pw, sr, plan))
 	}()
 	return pr, func() {
 		pr.Close()

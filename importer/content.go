@@ -15,8 +15,8 @@ import (
 
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
-	"github.com/sessions-etl/sessions-etl/migrate"
 	"github.com/sessions-etl/sessions-etl/session"
+	"github.com/sessions-etl/sessions-etl/upgrade"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -224,11 +224,11 @@ func lastLine(ra io.ReaderAt, size int64) ([]byte, bool, error) {
 
 // shiftLines adds n to the line numbers of changes (the content starts n
 // lines into the file).
-func shiftLines(cs []migrate.Change, n int) []migrate.Change {
+func shiftLines(cs []upgrade.Change, n int) []upgrade.Change {
 	if n == 0 || len(cs) == 0 {
 		return cs
 	}
-	out := make([]migrate.Change, len(cs))
+	out := make([]upgrade.Change, len(cs))
 	for i, c := range cs {
 		if c.Line > 0 {
 			c.Line += n

@@ -119,7 +119,7 @@ func sessName(id string) string { return "2025-06-01T10-00-00-000Z_" + id + ".js
 // and .gz files, every home-archive format given as SOURCE, a compressed
 // member inside a tar, and a content spooled to a temporary file. Each
 // copy is the decompressed content upgraded (checked independently of
-// package migrate), with the member's or the file's mtime; a second run is
+// package upgrade), with the member's or the file's mtime; a second run is
 // already_imported and writes nothing; undo removes the copies; the sources
 // are never modified; no temporary file is left.
 func TestImportCompressedAndArchivedSources(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
-	"github.com/sessions-etl/sessions-etl/migrate"
 	"github.com/sessions-etl/sessions-etl/session"
+	"github.com/sessions-etl/sessions-etl/upgrade"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -31,7 +31,7 @@ type member struct {
 	sf   *srcFile
 	res  *Result
 	c    *content
-	plan *migrate.Plan // nil: not importable (res says why)
+	plan *upgrade.Plan // nil: not importable (res says why)
 	hdr  map[string]any
 	side *side
 }
@@ -45,7 +45,7 @@ type tgt struct {
 	meta    fstx.Meta
 	status  validate.Status
 	version int
-	plan    *migrate.Plan // needs_upgrade and plannable: its own upgrade
+	plan    *upgrade.Plan // needs_upgrade and plannable: its own upgrade
 	planErr error         // needs_upgrade but not plannable
 	side    *side
 	detail  string // why it does not load
@@ -162,7 +162,7 @@ func fail(r *Result, err error) {
 	r.Result, r.Reason, r.Detail = ResultFailed, ReasonError, err.Error()
 	var ce *checkError
 	if errors.As(err, &ce) {
-		r.Reason = migrate.ReasonCheckFailed
+		r.Reason = upgrade.ReasonCheckFailed
 	}
 	if errors.Is(err, fstx.ErrLocked) {
 		r.Reason = ReasonLocked
@@ -185,10 +185,10 @@ func (im *importer) prepare(ctx context.Context, sf *srcFile, r *Result) *member
 		r.Size = c.size
 	}
 	m := &member{sf: sf, res: r, c: c}
-	plan, err := migrate.PlanFile(ctx, c.ra, c.size, migrate.PlanOptions{Repair: im.opts.Repair,
+	plan, err := upgrade.PlanFile(ctx, c.ra, c.size, upgrade.PlanOptions{Repair: im.opts.Repair,
 		KeepUnresolvedParent: im.opts.KeepUnresolvedParent, ResolveParent: im.ix.Resolve,
 		RemovedKept: RemovedKept})
-	var se *migrate.SkipError
+	var se *upgrade.SkipError
 	switch {
 	case errors.As(err, &se):
 		r.Result, r.Reason, r.Detail = ResultSkipped, se.Reason, se.Detail
@@ -205,7 +205,7 @@ func (im *importer) prepare(ctx context.Context, sf *srcFile, r *Result) *member
 	r.SessionID = plan.SessionID
 	r.FromVersion, r.EarlyV4 = plan.FromVersion, plan.EarlyV4
 	if c.titleNote != "" {
-		r.Notes = append(r.Notes, migrate.Change{Line: 1, What: c.titleNote})
+		r.Notes = append(r.Notes, upgrade.Change{Line: 1, What: c.titleNote})
 	}
 	r.Notes = append(r.Notes, plan.Notes...)
 	if !usableID(plan.SessionID) {
@@ -407,7 +407,7 @@ func (im *importer) decide(ctx context.Context, valid []*member) (retry bool, er
 	t := best.t
 	res.Target = t.path
 	if len(tgs) > 1 {
-		res.Notes = append(res.Notes, migrate.Change{What: fmt.Sprintf("%d files in the store hold session %s; compared with %s", len(tgs), id, t.path)})
+		res.Notes = append(res.Notes, upgrade.Change{What: fmt.Sprintf("%d files in the store hold session %s; compared with %s", len(tgs), id, t.path)})
 	}
 	switch best.rel {
 	case relBPrefix: // the store's copy is a strict prefix: the source grew
@@ -446,7 +446,7 @@ func (im *importer) decide(ctx context.Context, valid []*member) (retry bool, er
 				}
 			}
 		case t.planErr != nil:
-			res.Notes = append(res.Notes, migrate.Change{What: fmt.Sprintf("the store's copy is format v%d and cannot be upgraded (%v): left as it is", t.version, t.planErr)})
+			res.Notes = append(res.Notes, upgrade.Change{What: fmt.Sprintf("the store's copy is format v%d and cannot be upgraded (%v): left as it is", t.version, t.planErr)})
 		}
 	}
 	markDuplicates(t.path)
@@ -476,7 +476,7 @@ func sameBytes(m *member, p string) (bool, error) {
 		return false, nil
 	}
 	cw := &cmpWriter{r: bufio.NewReaderSize(f, 256<<10), buf: make([]byte, 64<<10)}
-	err = migrate.Apply(cw, io.NewSectionReader(m.c.ra, 0, m.c.size), m.plan)
+	err = upgrade.Apply(cw, io.NewSectionReader(m.c.ra, 0, m.c.size), m.plan)
 	switch {
 	case errors.Is(err, errDiffer), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return false, nil
@@ -534,16 +534,16 @@ func (im *importer) pathTaken(cand *member, p, id string) (bool, error) {
 
 // newPath is where a new copy goes: <target>/<encoded cwd>/<name>, or
 // <target>/<name> with --flat or without a cwd.
-func (im *importer) newPath(m *member) (string, []migrate.Change) {
+func (im *importer) newPath(m *member) (string, []upgrade.Change) {
 	name := targetName(copyName(m.sf.file.Path), m.plan.SessionID, m.hdr, m.c.copyMeta.Mtime)
 	if im.opts.Flat {
 		return filepath.Join(im.target, name), nil
 	}
 	cwd, _ := m.hdr["cwd"].(string)
 	if cwd == "" {
-		return filepath.Join(im.target, name), []migrate.Change{{What: "the header has no cwd: copied to the top of the store"}}
+		return filepath.Join(im.target, name), []upgrade.Change{{What: "the header has no cwd: copied to the top of the store"}}
 	}
-	return filepath.Join(im.target, migrate.EncodeCwd(cwd), name), nil
+	return filepath.Join(im.target, upgrade.EncodeCwd(cwd), name), nil
 }
 
 // openTarget opens and digests a store file. It returns nil when the file
@@ -573,7 +573,7 @@ func (im *importer) openTarget(ctx context.Context, p string) (*tgt, error) {
 	switch res.Status {
 	case validate.StatusCurrent:
 	case validate.StatusNeedsUpgrade:
-		plan, err := migrate.PlanFile(ctx, fh, meta.Size, migrate.PlanOptions{ResolveParent: im.ix.Resolve})
+		plan, err := upgrade.PlanFile(ctx, fh, meta.Size, upgrade.PlanOptions{ResolveParent: im.ix.Resolve})
 		if err != nil {
 			t.planErr = err
 			break

@@ -1,6 +1,6 @@
 // Package importer copies legacy pi-agent and Prime Agent sessions into an
 // Atomic v4 store (SPEC.md §2.5, issue "import"): each valid source session
-// is upgraded on the way by the planner of package migrate and written to
+// is upgraded on the way by the planner of package upgrade and written to
 // the store as a v4 file, keeping its session id. Sources are only read.
 //
 // Identity and idempotence come from comparing records, not file names: the
@@ -28,7 +28,7 @@ import (
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/internal/pipeline"
-	"github.com/sessions-etl/sessions-etl/migrate"
+	"github.com/sessions-etl/sessions-etl/upgrade"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -44,7 +44,7 @@ const (
 )
 
 // Reasons that go with the results above (besides validate statuses and
-// the migrate.Reason* strings for skipped files).
+// the upgrade.Reason* strings for skipped files).
 const (
 	ReasonSourceExtends  = "source_extends_target" // updated: the source grew since it was imported
 	ReasonTargetUpgraded = "target_upgraded"       // updated: the store held the same entries in an older format; upgraded in place
@@ -74,7 +74,7 @@ type Options struct {
 	StateDir string
 	LockWait time.Duration   // how long to wait for the agent's lock on a store file being replaced
 	Lock     fstx.LockConfig // zero: fstx.DefaultLockConfig
-	// Repair and KeepUnresolvedParent: see migrate.PlanOptions. Repairs are
+	// Repair and KeepUnresolvedParent: see upgrade.PlanOptions. Repairs are
 	// applied to the copy, never to the source.
 	Repair               bool
 	KeepUnresolvedParent bool
@@ -100,9 +100,9 @@ type Result struct {
 	DuplicateOf string           `json:"duplicate_of,omitempty"` // duplicate: the source file imported instead
 	FromVersion int              `json:"from_version,omitempty"`
 	EarlyV4     bool             `json:"early_v4,omitempty"`
-	Changes     []migrate.Change `json:"changes,omitempty"`
-	Repairs     []migrate.Change `json:"repairs,omitempty"`
-	Notes       []migrate.Change `json:"notes,omitempty"`
+	Changes     []upgrade.Change `json:"changes,omitempty"`
+	Repairs     []upgrade.Change `json:"repairs,omitempty"`
+	Notes       []upgrade.Change `json:"notes,omitempty"`
 	Size        int64            `json:"size_bytes"`
 }
 
@@ -167,7 +167,7 @@ type srcFile struct {
 	inTarget bool
 	skip     string // ReasonArchived: not imported
 	slot     bool   // an oh-my-pi file opening with its title slot
-	notes    []migrate.Change
+	notes    []upgrade.Change
 }
 
 // group is the source files that share a session id (or one file without
@@ -208,7 +208,7 @@ func Run(ctx context.Context, opts Options, emit func(Result) error) (Summary, e
 	if err != nil {
 		return sum, err
 	}
-	ix := migrate.NewParentIndex()
+	ix := upgrade.NewParentIndex()
 	for id, paths := range store.byID {
 		for _, p := range paths {
 			ix.Add(p, id)
@@ -333,7 +333,7 @@ func attachMemberNotes(groups []*group) []*group {
 		if len(g.members) == 1 {
 			if is := g.members[0].issue; is != nil && is.Issue.Severity != ingest.SeverityError {
 				if sf := files[is.Path]; sf != nil {
-					sf.notes = append(sf.notes, migrate.Change{What: is.Issue.Message})
+					sf.notes = append(sf.notes, upgrade.Change{What: is.Issue.Message})
 					continue
 				}
 			}
@@ -396,7 +396,7 @@ type importer struct {
 	opts   Options
 	target string
 	store  *store
-	ix     *migrate.ParentIndex
+	ix     *upgrade.ParentIndex
 	run    *fstx.RunDir // nil in a dry run
 
 	dirMu    sync.Mutex // serializes directory creation (and its record)

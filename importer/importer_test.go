@@ -14,7 +14,7 @@ import (
 
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
-	"github.com/sessions-etl/sessions-etl/migrate"
+	"github.com/sessions-etl/sessions-etl/upgrade"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -322,7 +322,7 @@ func TestImportForkLinkAcrossTheMove(t *testing.T) {
 	store3 := t.TempDir()
 	e3 := newEnv(t)
 	r = e3.run(t, []string{orphan}, store3, nil).byPath[orphan]
-	if r.Result != ResultSkipped || r.Reason != migrate.ReasonUnresolvedParent || !r.Failed() {
+	if r.Result != ResultSkipped || r.Reason != upgrade.ReasonUnresolvedParent || !r.Failed() {
 		t.Fatalf("unresolved: %+v", r)
 	}
 	r = e3.run(t, []string{orphan}, store3, func(o *Options) { o.KeepUnresolvedParent = true }).byPath[orphan]

@@ -246,7 +246,7 @@ var hex8 = regexp.MustCompile(`^[0-9a-f]{8}$`)
 // timestamp → createdAt, parentSession → parentSessionId (wantParent when
 // not ""), v1 ids and parentIds added (8 hex, unique, chained), v1
 // compaction firstKeptEntryIndex → firstKeptEntryId, v1/v2 hookMessage →
-// custom. It is written independently of package migrate.
+// custom. It is written independently of package upgrade.
 func checkUpgradedCopy(t *testing.T, name string, src, dst []byte, wantParent string) {
 	t.Helper()
 	sv, dv := records(t, name+" (source)", src), records(t, name+" (copy)", dst)

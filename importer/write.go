@@ -9,19 +9,19 @@ import (
 	"path/filepath"
 
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
-	"github.com/sessions-etl/sessions-etl/migrate"
+	"github.com/sessions-etl/sessions-etl/upgrade"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
 // checkError reports an upgraded copy that did not pass the check before
-// its rename (reason migrate.ReasonCheckFailed).
+// its rename (reason upgrade.ReasonCheckFailed).
 type checkError struct{ msg string }
 
 func (e *checkError) Error() string { return e.msg }
 
 // postCheck accepts a copy that validates as current v4 (or as the early v4
 // --keep-unresolved-parent asks for) with the plan's session id and entries.
-func postCheck(res validate.Result, plan *migrate.Plan) error {
+func postCheck(res validate.Result, plan *upgrade.Plan) error {
 	keptParent := plan.KeptParent && res.Status == validate.StatusNeedsUpgrade && res.EarlyV4 &&
 		res.Header.HasParentPath && !res.Header.HasTimestamp
 	switch {
@@ -37,10 +37,10 @@ func postCheck(res validate.Result, plan *migrate.Plan) error {
 
 // writeCopy writes the session in src (size bytes) with plan applied to w,
 // validating the bytes as they go.
-func writeCopy(ctx context.Context, w io.Writer, src io.ReaderAt, size int64, plan *migrate.Plan) error {
+func writeCopy(ctx context.Context, w io.Writer, src io.ReaderAt, size int64, plan *upgrade.Plan) error {
 	cw := newCheckingWriter(ctx)
 	defer cw.abort()
-	if err := migrate.Apply(io.MultiWriter(w, cw), io.NewSectionReader(src, 0, size), plan); err != nil {
+	if err := upgrade.Apply(io.MultiWriter(w, cw), io.NewSectionReader(src, 0, size), plan); err != nil {
 		return err
 	}
 	res, err := cw.finish()
@@ -52,7 +52,7 @@ func writeCopy(ctx context.Context, w io.Writer, src io.ReaderAt, size int64, pl
 
 func modeString(m fs.FileMode) string { return fstx.ModeString(m) }
 
-func repairs(plan *migrate.Plan) []string {
+func repairs(plan *upgrade.Plan) []string {
 	var out []string
 	for _, r := range plan.Repairs {
 		out = append(out, r.What)
@@ -96,7 +96,7 @@ func (im *importer) create(ctx context.Context, m *member, p string) error {
 // after backing t up into the run directory. from is the source member the
 // bytes come from (its permission bits and times are used, and it must
 // still be unchanged), or nil when t is upgraded in place (t keeps its own).
-func (im *importer) replace(ctx context.Context, t *tgt, src io.ReaderAt, size int64, plan *migrate.Plan, from *member) error {
+func (im *importer) replace(ctx context.Context, t *tgt, src io.ReaderAt, size int64, plan *upgrade.Plan, from *member) error {
 	own, err := fstx.LockOwn(ctx, im.opts.StateDir, t.path, im.opts.LockWait, im.opts.Lock.Poll)
 	if err != nil {
 		return fmt.Errorf("replace %s: %w", t.path, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/synth"
+	"github.com/sessions-etl/sessions-etl/upgrade"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -46,7 +47,7 @@ func TestGeneratedHomes(t *testing.T) {
 				continue
 			}
 			if r.Result != ResultUpgraded {
-				if r.Result == ResultSkipped && (r.Reason == ReasonUnresolvedParent || r.Reason == ReasonConflict) {
+				if r.Result == ResultSkipped && (r.Reason == upgrade.ReasonUnresolvedParent || r.Reason == upgrade.ReasonConflict) {
 					continue // reported, never dropped silently
 				}
 				t.Errorf("seed %d: %s: %s %s %s", seed, f.Path, r.Result, r.Reason, r.Detail)

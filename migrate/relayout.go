@@ -10,24 +10,9 @@ import (
 
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
+	"github.com/sessions-etl/sessions-etl/upgrade"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
-
-// EncodeCwd turns a working directory into the per-cwd directory name pi
-// and Atomic use (SPEC.md §1.1): "--" + cwd without its first character if
-// that is a separator, with '/', '\' and ':' replaced by '-', + "--", as pi
-// does (one leading separator only). A Windows cwd keeps its drive letter:
-// C:\Users\ann\proj is "--C--Users-ann-proj--", and a UNC cwd
-// \\srv\share\proj is "---srv-share-proj--". Either way the name holds no
-// separator, so it is one directory on every system.
-func EncodeCwd(cwd string) string {
-	s := cwd
-	if strings.HasPrefix(s, "/") || strings.HasPrefix(s, `\`) {
-		s = s[1:]
-	}
-	s = strings.NewReplacer("/", "-", `\`, "-", ":", "-").Replace(s)
-	return "--" + s + "--"
-}
 
 // RelayoutTarget returns where --relayout moves path (SPEC.md §2.4), or ""
 // when the file is already in the current layout: legacy flat
@@ -42,7 +27,7 @@ func RelayoutTarget(path string, hdr validate.Header) (string, error) {
 		if hdr.Cwd == "" {
 			return "", errNoCwd
 		}
-		return filepath.Join(dir, "sessions", EncodeCwd(hdr.Cwd), filepath.Base(path)), nil
+		return filepath.Join(dir, "sessions", upgrade.EncodeCwd(hdr.Cwd), filepath.Base(path)), nil
 	case filepath.Base(parent) == "sessions" && filepath.Base(filepath.Dir(parent)) == "agent" &&
 		filepath.Base(filepath.Dir(filepath.Dir(parent))) == ".prime":
 		if hdr.ID == "" || strings.ContainsAny(hdr.ID, `/\`) {
@@ -125,7 +110,7 @@ func (m *migrator) removeEmptyDirs() {
 // notMoved records why a file stays where it is.
 func notMoved(res FileResult, reason, what string) FileResult {
 	res.NotMoved = reason
-	res.Notes = append(res.Notes, Change{What: "not moved: " + what})
+	res.Notes = append(res.Notes, upgrade.Change{What: "not moved: " + what})
 	return res
 }
 

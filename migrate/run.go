@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
 	"github.com/sessions-etl/sessions-etl/internal/pipeline"
 	"github.com/sessions-etl/sessions-etl/session"
+	"github.com/sessions-etl/sessions-etl/upgrade"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -30,6 +30,11 @@ const (
 	ResultFailed   = "failed"   // an error stopped the rewrite; the original is intact
 	ResultMoved    = "moved"    // --relayout moved the file (it may also have been upgraded)
 )
+
+// ReasonHardLinked: a file with several names is not rewritten, since a
+// rename would separate them. The other reasons of a skipped file are
+// validate statuses and the upgrade.Reason* constants.
+const ReasonHardLinked = "hard_linked"
 
 // Options configures [Run].
 type Options struct {
@@ -52,18 +57,18 @@ type Options struct {
 
 // FileResult is what happened to one file.
 type FileResult struct {
-	Path        string   `json:"path"`
-	Source      string   `json:"source"`
-	FromVersion int      `json:"from_version,omitempty"`
-	EarlyV4     bool     `json:"early_v4,omitempty"`
-	Result      string   `json:"result"`
-	Reason      string   `json:"reason,omitempty"`
-	Detail      string   `json:"detail,omitempty"`
-	ChangeCount int      `json:"change_count,omitempty"` // all changes; Changes lists the first ones
-	Changes     []Change `json:"changes,omitempty"`
-	Repairs     []Change `json:"repairs,omitempty"`
-	Notes       []Change `json:"notes,omitempty"`
-	MovedTo     string   `json:"moved_to,omitempty"`
+	Path        string           `json:"path"`
+	Source      string           `json:"source"`
+	FromVersion int              `json:"from_version,omitempty"`
+	EarlyV4     bool             `json:"early_v4,omitempty"`
+	Result      string           `json:"result"`
+	Reason      string           `json:"reason,omitempty"`
+	Detail      string           `json:"detail,omitempty"`
+	ChangeCount int              `json:"change_count,omitempty"` // all changes; Changes lists the first ones
+	Changes     []upgrade.Change `json:"changes,omitempty"`
+	Repairs     []upgrade.Change `json:"repairs,omitempty"`
+	Notes       []upgrade.Change `json:"notes,omitempty"`
+	MovedTo     string           `json:"moved_to,omitempty"`
 	// NotMoved is why --relayout left a file that is not in the current
 	// layout where it is (NotMoved* constants; a note gives the detail). Not
 	// a failure: the file is intact.
@@ -107,49 +112,6 @@ type Summary struct {
 	NotMovedByReason map[string]int `json:"not_moved_by_reason"`
 }
 
-// ParentIndex resolves parentSession paths to session ids by the rules of
-// SPEC.md §2.1, among the session files it was told about. Build it with Add
-// for every scanned file before resolving; it is then safe for concurrent
-// Resolve calls.
-type ParentIndex struct {
-	byBase map[string]map[string]bool // file name → session ids
-}
-
-// NewParentIndex returns an empty index.
-func NewParentIndex() *ParentIndex {
-	return &ParentIndex{byBase: map[string]map[string]bool{}}
-}
-
-// Add records that the file at path holds session id.
-func (ix *ParentIndex) Add(path, id string) {
-	base := filepath.Base(path)
-	if ix.byBase[base] == nil {
-		ix.byBase[base] = map[string]bool{}
-	}
-	ix.byBase[base][id] = true
-}
-
-// Resolve returns the session id of the parent at parentPath: (1) the id
-// in the header of the file at that path, (2) the id of the one scanned
-// session whose file name matches, (3) the id in a <ts>_<id>.jsonl name.
-func (ix *ParentIndex) Resolve(parentPath string) (string, bool) {
-	if id, ok := session.ReadHeaderID(parentPath); ok {
-		return id, true
-	}
-	base := filepath.Base(parentPath)
-	if ids := ix.byBase[base]; len(ids) == 1 {
-		for id := range ids {
-			return id, true
-		}
-	}
-	if name, ok := strings.CutSuffix(base, ".jsonl"); ok {
-		if _, id, ok := strings.Cut(name, "_"); ok && id != "" {
-			return id, true
-		}
-	}
-	return "", false
-}
-
 // Run migrates every session file under opts.Roots: first a header scan of
 // all files (to resolve parent paths among them), then each file in
 // parallel under its locks. emit receives one result per file in discovery
@@ -171,7 +133,7 @@ func Run(ctx context.Context, opts Options, emit func(FileResult) error) (Summar
 		issue *ingest.PathIssue
 	}
 	var items []item
-	ix := NewParentIndex()
+	ix := upgrade.NewParentIndex()
 	// A writing command never follows a directory link out of its roots.
 	roots := slices.Clone(opts.Roots)
 	for i := range roots {
@@ -273,7 +235,7 @@ func Run(ctx context.Context, opts Options, emit func(FileResult) error) (Summar
 
 type migrator struct {
 	opts     Options
-	ix       *ParentIndex
+	ix       *upgrade.ParentIndex
 	run      *fstx.RunDir
 	mu       sync.Mutex // serializes directory creation for moves (mkdirs)
 	madeDirs []string   // directories the run created, parents first
@@ -288,7 +250,7 @@ func (m *migrator) file(ctx context.Context, f ingest.File) FileResult {
 	if r, ok := readOnly(f, res); ok {
 		return r
 	}
-	popts := PlanOptions{Repair: m.opts.Repair, KeepUnresolvedParent: m.opts.KeepUnresolvedParent, ResolveParent: m.ix.Resolve}
+	popts := upgrade.PlanOptions{Repair: m.opts.Repair, KeepUnresolvedParent: m.opts.KeepUnresolvedParent, ResolveParent: m.ix.Resolve}
 	if !m.opts.Backup {
 		popts.RemovedKept = "not kept: --no-backup"
 	}
@@ -302,7 +264,7 @@ func (m *migrator) file(ctx context.Context, f ingest.File) FileResult {
 		if err != nil {
 			return failed(res, err)
 		}
-		plan, err := PlanFile(ctx, fh, st.Size(), popts)
+		plan, err := upgrade.PlanFile(ctx, fh, st.Size(), popts)
 		res = describe(res, plan, err)
 		if m.opts.Relayout && (res.Result == ResultUpgraded || res.Result == ResultCurrent) {
 			res = m.relayout(ctx, f, res)
@@ -334,8 +296,8 @@ func failed(res FileResult, err error) FileResult {
 }
 
 // describe turns a plan (or a planning error) into a result without writing.
-func describe(res FileResult, plan *Plan, err error) FileResult {
-	var se *SkipError
+func describe(res FileResult, plan *upgrade.Plan, err error) FileResult {
+	var se *upgrade.SkipError
 	switch {
 	case errors.As(err, &se):
 		res.Result = ResultSkipped
@@ -359,7 +321,7 @@ func describe(res FileResult, plan *Plan, err error) FileResult {
 
 // transaction migrates one file under both locks. retry is true when the
 // file changed under us and the whole transaction should run again.
-func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOptions, attempt int) (res FileResult, retry bool) {
+func (m *migrator) transaction(ctx context.Context, f ingest.File, popts upgrade.PlanOptions, attempt int) (res FileResult, retry bool) {
 	res = FileResult{Path: f.Path, Source: f.Source, Size: f.Size}
 	// A session reached through a symbolic link is rewritten where it really
 	// is: replacing the link by a regular file would split the session in two.
@@ -369,7 +331,7 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 	}
 	if real != f.Path {
 		if lfi, err := os.Lstat(f.Path); err == nil && lfi.Mode()&os.ModeSymlink != 0 {
-			res.Notes = append(res.Notes, Change{What: "a symbolic link: its target " + real + " is the file rewritten"})
+			res.Notes = append(res.Notes, upgrade.Change{What: "a symbolic link: its target " + real + " is the file rewritten"})
 		}
 		f.Path = real
 	}
@@ -430,7 +392,7 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 		} else {
 			src = io.TeeReader(src, hBefore)
 		}
-		return Apply(w, src, plan)
+		return upgrade.Apply(w, src, plan)
 	})
 	if backup != nil {
 		if berr := backup.Finish(); berr != nil && err == nil {
@@ -446,7 +408,7 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 	// Check the result before it replaces anything: it must validate as
 	// current v4 with every entry of the original.
 	if err := postCheck(ctx, tmp.Path, plan); err != nil {
-		res.Result, res.Reason, res.Detail = ResultFailed, ReasonCheckFailed, err.Error()
+		res.Result, res.Reason, res.Detail = ResultFailed, upgrade.ReasonCheckFailed, err.Error()
 		return res, false
 	}
 	entry := fstx.JournalEntry{Op: fstx.OpRewrite, Path: f.Path, Size: meta.Size, Mtime: meta.Mtime, Mode: fstx.ModeString(meta.Mode),
@@ -488,9 +450,9 @@ func (m *migrator) transaction(ctx context.Context, f ingest.File, popts PlanOpt
 		grace = lateAppendGrace // someone writes without the lock: watch the old inode a little longer
 	}
 	if note, err := recoverLateAppend(fh, f.Path, meta, tmp.Size, grace); err != nil {
-		res.Notes = append(res.Notes, Change{What: "could not carry over bytes appended during the rename: " + err.Error()})
+		res.Notes = append(res.Notes, upgrade.Change{What: "could not carry over bytes appended during the rename: " + err.Error()})
 	} else if note != "" {
-		res.Notes = append(res.Notes, Change{What: note})
+		res.Notes = append(res.Notes, upgrade.Change{What: note})
 	}
 	return res, false
 }
@@ -510,7 +472,7 @@ func lockResult(res FileResult, err error) FileResult {
 
 // plan opens and plans the file at path. fh is nil when it could not be
 // opened (res says why); otherwise the caller closes it.
-func (m *migrator) plan(ctx context.Context, path string, popts PlanOptions, res FileResult) (*os.File, fstx.Meta, *Plan, FileResult) {
+func (m *migrator) plan(ctx context.Context, path string, popts upgrade.PlanOptions, res FileResult) (*os.File, fstx.Meta, *upgrade.Plan, FileResult) {
 	fh, err := ingest.OpenRegular(path)
 	if err != nil {
 		return nil, fstx.Meta{}, nil, failed(res, err)
@@ -522,7 +484,7 @@ func (m *migrator) plan(ctx context.Context, path string, popts PlanOptions, res
 	}
 	res.Size = meta.Size
 	notes := res.Notes
-	plan, err := PlanFile(ctx, fh, meta.Size, popts)
+	plan, err := upgrade.PlanFile(ctx, fh, meta.Size, popts)
 	res = describe(res, plan, err)
 	res.Notes = append(notes, res.Notes...)
 	if res.Result != ResultUpgraded {
@@ -653,7 +615,7 @@ func carryOver(fh *os.File, path string, off, n, at int64, now fstx.Meta) error 
 }
 
 // postCheck validates the temporary file: current v4, same entries.
-func postCheck(ctx context.Context, tmp string, plan *Plan) error {
+func postCheck(ctx context.Context, tmp string, plan *upgrade.Plan) error {
 	res, err := validate.File(ctx, &ingest.Reader{MaxDepth: 1}, validate.NewChecker(), tmp)
 	if err != nil {
 		return err

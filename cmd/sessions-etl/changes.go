@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/sessions-etl/sessions-etl/migrate"
+	"github.com/sessions-etl/sessions-etl/upgrade"
 )
 
 // printChanges writes the edits of one migrated or imported file under its
 // result line: repairs and notes always (a repair changes content beyond
 // the format upgrade), the upgrade's changes with details (--dry-run,
 // --verbose).
-func printChanges(w io.Writer, repairs, changes, notes []migrate.Change, details bool) {
+func printChanges(w io.Writer, repairs, changes, notes []upgrade.Change, details bool) {
 	for _, c := range repairs {
 		fmt.Fprintf(w, "    line %d: repair: %s\n", c.Line, c.What)
 	}

@@ -37,6 +37,19 @@ var Faults = struct {
 	SyncDir:         syncDir,
 }
 
+// The faultseam build's seam for real-process tests: when
+// PauseAfterRenameEnv holds a file path, a rename that publishes a
+// file (Commit, CommitNoReplace, MoveNoReplace) whose base name matches the
+// pattern in PauseTargetEnv (filepath.Match; empty: any) appends the
+// target's path and a newline to that file, fsyncs it, and then blocks for
+// good — the process sits in the window between the rename and the
+// directory fsync, where a test kills it with SIGKILL (issue 12 finding 3).
+// Only a binary built with `-tags faultseam` has it (faultseam.go).
+const (
+	PauseAfterRenameEnv = "SESSIONS_ETL_FAULTSEAM_PAUSE_AFTER_RENAME"
+	PauseTargetEnv      = "SESSIONS_ETL_FAULTSEAM_PAUSE_TARGET"
+)
+
 // SyncDir fsyncs the directory dir, so that a rename or a create in it is
 // durable. File systems and platforms that cannot sync a directory are not
 // an error.

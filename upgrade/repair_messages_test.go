@@ -1,10 +1,8 @@
-package migrate
+package upgrade
 
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -61,20 +59,5 @@ func TestRepairMessagesSayWhereRemovedBytesAre(t *testing.T) {
 	got = repairsOf(t, rmHdr+rmE1+`{"type":"mes`+"\n"+rmE2+"\n", PlanOptions{RemovedKept: "the source file keeps it"})
 	if len(got) != 1 || !strings.HasSuffix(got[0], "(the source file keeps it)") {
 		t.Errorf("glued fragment, import: %q", got)
-	}
-}
-
-// TestNoBackupRepairSaysNotKept: with --no-backup a removed fragment is not
-// said to be kept in a backup.
-func TestNoBackupRepairSaysNotKept(t *testing.T) {
-	root := t.TempDir()
-	if err := os.WriteFile(filepath.Join(root, "a.jsonl"), []byte(rmHdr+rmE1+"\n"+`{"type":"message","id":"e2"`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out := runMigrate(t, root, func(o *Options) { o.Repair, o.Backup = true, false })
-	r := out.results["a.jsonl"]
-	if r.Result != ResultUpgraded || len(r.Repairs) != 1 || strings.Contains(r.Repairs[0].What, "kept in the backup") ||
-		!strings.Contains(r.Repairs[0].What, "not kept") {
-		t.Errorf("%+v", r)
 	}
 }

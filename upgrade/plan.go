@@ -1,8 +1,4 @@
-// Package migrate upgrades session files of format v1, v2, v3 and early v4
-// to v4 in place (SPEC.md §2): byte-faithful edits of the raw lines, planned
-// and checked before anything is written, applied atomically under the
-// agent's proper-lockfile lock, with backups, a journal and undo.
-package migrate
+package upgrade
 
 import (
 	"bytes"
@@ -83,7 +79,6 @@ const (
 	ReasonConflict         = "conflicting_header" // header holds both old and new keys with different values
 	ReasonNotRepairable    = "not_repairable"     // --repair given but the damage is not of a repairable kind
 	ReasonCheckFailed      = "post_check_failed"  // the planned result did not validate as current v4
-	ReasonHardLinked       = "hard_linked"        // the file has several names: a rename would separate them
 )
 
 // SkipError explains why a file is left untouched. Reason is a validate

@@ -1,4 +1,4 @@
-package migrate
+package upgrade
 
 import (
 	"bytes"
@@ -11,6 +11,9 @@ import (
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
+
+// casesDir holds the shared cases.
+const casesDir = "../testdata/cases"
 
 // FuzzPlan plans and applies a migration of arbitrary bytes: it must never
 // panic, a plan must produce a file that validates as current v4 with the

@@ -1,5 +1,3 @@
-// Command sessions-etl validates, migrates, exports and reports on the JSONL
-// session logs of pi-agent, Atomic and Prime Agent. See README.md.
 package main
 
 import (

@@ -77,10 +77,10 @@ type SubagentRun struct {
 	ParentSessionID string          `json:"parent_session_id"`
 	EntryID         string          `json:"entry_id"` // the toolResult carrying the roll-up
 	ToolCallID      string          `json:"tool_call_id"`
-	Link            string          `json:"link"`    // how details name the child (linkNames)
-	Counted         bool            `json:"counted"` // the roll-up itself counts: no child file was written
+	Link            string          `json:"link"`            // how details name the child (linkNames)
+	Counted         bool            `json:"counted"`         // the roll-up itself counts: no child file was written
 	Split           bool            `json:"split,omitempty"` // some child files were written, some not: the parts (results[].usage) of the children not written count
-	Usage           KindUsage       `json:"usage"`   // the roll-up's tokens and recorded cost
+	Usage           KindUsage       `json:"usage"`           // the roll-up's tokens and recorded cost
 	Children        []SubagentChild `json:"children"`
 }
 

@@ -328,8 +328,8 @@ FROM (
                  < greatest(len(string_split(coalesce(rollup_child_id, ''), chr(10))),
                             len(string_split(coalesce(rollup_child_path, ''), chr(10)))) AS partial
     FROM usage u
-    WHERE u.rollup_part IS NULL
-      AND EXISTS (SELECT 1 FROM usage r WHERE r.file_id = u.file_id AND r.entry_index = u.entry_index AND r.rollup_part = 0)
+    WHERE u.rollup_part IS NULL AND u.rollup_of_session_id IS NOT NULL
+      AND EXISTS (SELECT 1 FROM usage r WHERE r.rollup_part = 0 AND r.file_id = u.file_id AND r.entry_index = u.entry_index)
   ), parts AS (
     SELECT file_id, entry_index, input, output, cache_read, cache_write, cache_write_1h, total_tokens,
            recorded_cost_input, recorded_cost_output, recorded_cost_cache_read, recorded_cost_cache_write, recorded_cost_total,
@@ -339,9 +339,12 @@ FROM (
       AND EXISTS (SELECT 1 FROM w WHERE w.partial AND w.file_id = p.file_id AND w.entry_index = p.entry_index)
   ), read_unsplit AS (
     -- children read that have no part: their own counted usage
+    WITH f AS (
+      SELECT DISTINCT file_id, entry_index, unnest(string_split(rollup_of_session_id, chr(10))) AS child
+      FROM w WHERE partial
+    )
     SELECT f.file_id, f.entry_index, c.*
-    FROM (SELECT DISTINCT file_id, entry_index, unnest(string_split(rollup_of_session_id, chr(10))) AS child
-          FROM w WHERE partial) f
+    FROM f
     JOIN (SELECT session_id,
                  sum(input) AS input, sum(output) AS output, sum(cache_read) AS cache_read, sum(cache_write) AS cache_write,
                  sum(cache_write_1h) AS cache_write_1h, sum(total_tokens) AS total_tokens,
@@ -351,7 +354,7 @@ FROM (
                  sum(calculated_cost_input) AS calculated_cost_input, sum(calculated_cost_output) AS calculated_cost_output,
                  sum(calculated_cost_cache_read) AS calculated_cost_cache_read, sum(calculated_cost_cache_write) AS calculated_cost_cache_write,
                  sum(calculated_cost_total) AS calculated_cost_total
-          FROM usage WHERE counted GROUP BY session_id) c ON c.session_id = f.child
+          FROM usage WHERE counted AND session_id IN (SELECT child FROM f) GROUP BY session_id) c ON c.session_id = f.child
     WHERE NOT EXISTS (SELECT 1 FROM usage p WHERE p.file_id = f.file_id AND p.entry_index = f.entry_index
                         AND p.rollup_part > 0 AND p.rollup_of_session_id = f.child)
   ), stand AS (

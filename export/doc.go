@@ -113,6 +113,13 @@
 // (the same copy_key, or for v1 entries the same content_key) when that is
 // another file (queries/export.sql derive_fork_copies). Neither uses parentSession or
 // a fork's header time, so moved parents and late headers do not matter.
+// A subagent roll-up (SPEC.md §7.3) whose children were read is not
+// counted either (rollup_covered; derive_rollups). One naming several
+// children is also stored split (splitRollup): a part per child whose
+// details.results[] item carries its usage (rollup_part k) and a rest row
+// (rollup_part 0). Read in part, it counts the parts of the children not
+// read and the rest, which derive_rollup_rest reduces to the roll-up less
+// the parts and the children read without one, so each spend counts once.
 // These columns are recomputed with SQL (queries/export.sql) after every
 // run that changed a file.
 //
@@ -128,7 +135,7 @@
 // transaction: a failed run leaves the previous export. The cost columns
 // of a usage row are set as it is read (the export's --cost mode); the SQL
 // of queries/export.sql apply_cost_mode re-costs every row only when the
-// mode changes. Parquet datasets are then rewritten for the tables that
+// mode changes, and the rest rows of roll-ups when they are derived again. Parquet datasets are then rewritten for the tables that
 // changed, each into a new directory swapped in whole (renameat2
 // RENAME_EXCHANGE on Linux), then the marker file _sessions_etl.json.
 // content_blocks, most of the bytes, is written straight from the rows read

@@ -429,9 +429,11 @@ func (x *extractor) entry(r *ingest.Record) {
 			}
 			e.toolCallID, e.toolName, e.isError = tr.callID, tr.name, tr.isError
 			if u := t.Get(msg, "usage"); t.Kind(u) == ingest.KindObject {
-				row := x.usage(t, u, KindToolResult, r, &e, tsRaw, msgTSRaw, x.attribution())
-				x.rollupLink(t, t.Get(msg, "details"), tr.callID, &row)
+				attr := x.attribution()
+				row := x.usage(t, u, KindToolResult, r, &e, tsRaw, msgTSRaw, attr)
+				cs := x.rollupLink(t, t.Get(msg, "details"), tr.callID, &row)
 				out.usage = append(out.usage, row)
+				out.usage = append(out.usage, x.splitRollup(t, cs, &row, r, &e, tsRaw, msgTSRaw, attr)...)
 			}
 		}
 		kept := len(out.tools)

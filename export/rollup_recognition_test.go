@@ -17,9 +17,13 @@ import (
 //     recognised, the roll-up counts (and C2 counts on its own);
 //   - P3's roll-up names two children in details.results[] (pi-subagents'
 //     parallel run; a POSIX path from another machine and a Windows path):
-//     both read, so it stands for both and is not counted. P4's names C4a
-//     and C4b (chain run, results[].sessionId) and only C4a was read: the
-//     roll-up counts — it is the only record of C4b's spend.
+//     both read, so it stands for both and is not counted; its parts (the
+//     items' own usage, rollup_part 1 and 2) stand for their children and
+//     are not counted either. P4's names C4a and C4b (chain run,
+//     results[].sessionId, no usage per item) and only C4a was read: the
+//     roll-up itself is not counted, its rest row (rollup_part 0) is — the
+//     roll-up less C4a's own counted usage (900 − 200 input tokens), the
+//     only record of C4b's spend — so C4a's spend counts once.
 const subagentLinksDir = "../testdata/subagent-links"
 
 const (
@@ -30,6 +34,7 @@ const (
 	slC3a = "5a000006-4e5f-4a6b-8c7d-5a0000000006"
 	slC3b = "5a000007-4e5f-4a6b-8c7d-5a0000000007"
 	slP4  = "5a000008-4e5f-4a6b-8c7d-5a0000000008"
+	slC4a = "5a000009-4e5f-4a6b-8c7d-5a0000000009"
 )
 
 func TestRollupRecognition(t *testing.T) {
@@ -38,13 +43,17 @@ func TestRollupRecognition(t *testing.T) {
 			out := t.TempDir()
 			runExport(t, s, out, []string{subagentLinksDir}, nil)
 			db := s.open(t, out)
-			got := queryStrings(t, db, `SELECT session_id, rollup_link, counted, replace(coalesce(rollup_of_session_id, '∅'), chr(10), '+'), input
-				FROM usage WHERE kind = 'tool_result' ORDER BY session_id`)
+			got := queryStrings(t, db, `SELECT session_id, rollup_part, rollup_link, counted, replace(coalesce(rollup_of_session_id, '∅'), chr(10), '+'), input, output
+				FROM usage WHERE kind = 'tool_result' ORDER BY session_id, rollup_part NULLS FIRST`)
 			want := []string{
-				slP1 + "|tool_call|false|" + slC1 + "|500",
-				slP2 + "|tool_call|true|∅|300",
-				slP3 + "|details|false|" + slC3a + "+" + slC3b + "|700",
-				slP4 + "|details|true|∅|900",
+				slP1 + "|∅|tool_call|false|" + slC1 + "|500|10",
+				slP2 + "|∅|tool_call|true|∅|300|10",
+				slP3 + "|∅|details|false|" + slC3a + "+" + slC3b + "|700|20",
+				slP3 + "|0|details|false|" + slC3a + "+" + slC3b + "|700|20",
+				slP3 + "|1|details|false|" + slC3a + "|400|10",
+				slP3 + "|2|details|false|" + slC3b + "|300|10",
+				slP4 + "|∅|details|false|" + slC4a + "|900|20",
+				slP4 + "|0|details|true|" + slC4a + "|700|10",
 			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("roll-ups (-want +got):\n%s", d)
@@ -52,17 +61,20 @@ func TestRollupRecognition(t *testing.T) {
 			var n, input, output int64
 			var cost float64
 			queryOne(t, db, `SELECT count(*), sum(input), sum(output), sum(cost_total) FROM usage WHERE counted`, &n, &input, &output, &cost)
-			if n != 11 || input != 5400 || output != 120 || !approx(cost, 0.0054) {
-				t.Errorf("counted: %d records, input %d, output %d, $%v; want 11, 5400, 120, $0.0054", n, input, output, cost)
+			if n != 11 || input != 5200 || output != 110 || !approx(cost, 0.0052) {
+				t.Errorf("counted: %d records, input %d, output %d, $%v; want 11, 5200, 110, $0.0052", n, input, output, cost)
 			}
 			if s.name != "duckdb" { // the views are created in a DuckDB export
 				return
 			}
-			got = queryStrings(t, db, `SELECT parent_session_id, rollup_link, replace(named_child, chr(10), '+') LIKE '%+%', child_records, round(child_cost, 9)
-				FROM subagent_rollups WHERE child_session_id IS NOT NULL ORDER BY parent_session_id`)
+			got = queryStrings(t, db, `SELECT parent_session_id, rollup_link, replace(named_child, chr(10), '+') LIKE '%+%', child_records, round(child_cost, 9),
+				counted_records, round(coalesce(counted_cost, 0), 9)
+				FROM subagent_rollups ORDER BY parent_session_id`)
 			want = []string{
-				slP1 + "|tool_call|false|1|0.0005",
-				slP3 + "|details|true|2|0.0007",
+				slP1 + "|tool_call|false|1|0.0005|0|0",
+				slP2 + "|tool_call|false|∅|∅|1|0.0003",
+				slP3 + "|details|true|2|0.0007|0|0",
+				slP4 + "|details|true|1|0.0002|1|0.0007",
 			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("subagent_rollups (-want +got):\n%s", d)

@@ -180,6 +180,7 @@ type usageRow struct {
 	copyKeyB                             int64
 	childID, childPath                   optStr // the child sessions a subagent roll-up names (rollupLink), one per line
 	rollupLink                           optStr // how: "details" or "tool_call"
+	rollupPart                           optInt // k ≥ 1: the part of the k-th child; 0: the rest row (splitRollup)
 }
 
 func (r *usageRow) values(dst []driver.Value, fileID, sessionID driver.Value) []driver.Value {
@@ -189,7 +190,8 @@ func (r *usageRow) values(dst []driver.Value, fileID, sessionID driver.Value) []
 		r.recorded.input.val(), r.recorded.output.val(), r.recorded.cacheRead.val(), r.recorded.cacheWrite.val(), r.recorded.total.val(),
 		r.calculated.input.val(), r.calculated.output.val(), r.calculated.cacheRead.val(), r.calculated.cacheWrite.val(), r.calculated.total.val(),
 		r.cost.input.val(), r.cost.output.val(), r.cost.cacheRead.val(), r.cost.cacheWrite.val(), r.cost.total.val(),
-		r.costSource, true, nil, r.copyKeyA.val(), r.copyKeyB, r.childID.val(), r.childPath.val(), nil, r.rollupLink.val())
+		r.costSource, true, nil, r.copyKeyA.val(), r.copyKeyB, r.childID.val(), r.childPath.val(), nil, r.rollupLink.val(),
+		r.rollupPart.int32Val(), false)
 }
 
 // toolRow is a row of ToolUsesTable: a content block the tools report

@@ -730,7 +730,7 @@ func (r *run) load(ctx context.Context) (err error) {
 	filesChanged := ld.added[TableFiles] > 0 || removed[TableFiles] > 0
 	modeChanged := ok && !full && prev.costMode != cur.costMode
 	if filesChanged || full {
-		if updated, err = r.derive(ctx, mode); err != nil {
+		if updated, err = r.derive(ctx, mode, opts.CostMode); err != nil {
 			return err
 		}
 	}
@@ -898,8 +898,9 @@ func (r *run) replacePathIssues(ctx context.Context, cur []ingest.PathIssue, pre
 	return true, added, removed, nil
 }
 
-// derive recomputes the columns that depend on several files.
-func (r *run) derive(ctx context.Context, mode Mode) (map[string]int64, error) {
+// derive recomputes the columns that depend on several files; the rest
+// rows of roll-ups it changes are costed in costMode.
+func (r *run) derive(ctx context.Context, mode Mode, costMode CostMode) (map[string]int64, error) {
 	updated := map[string]int64{}
 	steps := []struct{ name, table string }{
 		{"session_order", ""},
@@ -908,6 +909,7 @@ func (r *run) derive(ctx context.Context, mode Mode) (map[string]int64, error) {
 		{"derive_fork_copies", TableEntries},
 		{"derive_rollups", TableUsage},
 		{"derive_counted", TableUsage},
+		{"derive_rollup_rest", TableUsage},
 	}
 	for _, s := range steps {
 		if mode == ModeUsage && s.table == TableEntries {
@@ -920,6 +922,10 @@ func (r *run) derive(ctx context.Context, mode Mode) (map[string]int64, error) {
 		if s.table != "" {
 			updated[s.table] += n
 		}
+	}
+	// Rest rows derive_rollup_rest changed (cost_source '').
+	if _, err := r.st.exec(ctx, queries.Export("apply_cost_mode"), string(costMode), false); err != nil {
+		return nil, fmt.Errorf("apply_cost_mode: %w", err)
 	}
 	return updated, nil
 }

@@ -25,8 +25,12 @@ import (
 // and groups records by message.responseModel (usage.requested_model keeps
 // message.model) and prices 1-hour cache writes (usage.cache_write_1h); 7
 // recognises roll-ups naming several children and roll-ups named only by
-// their tool call (usage.rollup_link; SPEC.md §7.3).
-const SchemaVersion = 7
+// their tool call (usage.rollup_link; SPEC.md §7.3); 8 splits a roll-up
+// naming several children into one row per child (usage.rollup_part, from
+// pi-subagents' details.results[].usage) and a rest row, so that a roll-up
+// whose children were read only in part counts each spend once
+// (usage.rollup_covered).
+const SchemaVersion = 8
 
 // SchemaVersionKey is the Parquet key-value metadata key (and Arrow schema
 // metadata key) holding SchemaVersion.
@@ -183,7 +187,7 @@ var ContentBlocksTable = newTable(TableContentBlocks, "file_id, entry_index, blo
 )
 
 // UsageTable: one row per billed record (SPEC.md §3 usage, §4).
-var UsageTable = newTable(TableUsage, "file_id, entry_index",
+var UsageTable = newTable(TableUsage, "file_id, entry_index, rollup_part NULLS FIRST",
 	fileIDCol,
 	col("session_id", tString, notNull, "header id of the file"),
 	col("entry_index", tInt, notNull, "entries.entry_index of the billed entry"),
@@ -219,14 +223,16 @@ var UsageTable = newTable(TableUsage, "file_id, entry_index",
 	col("cost_cache_write", tDouble, null, "as cost_input"),
 	col("cost_total", tDouble, null, "as cost_input"),
 	col("cost_source", tString, notNull, "recorded, calculated or unpriced"),
-	col("counted", tBool, notNull, "false for a copy of a record counted in an older session (SPEC.md §4) and for a subagent roll-up whose child session is in the export (rollup_of_session_id, §7.3)"),
+	col("counted", tBool, notNull, "false for a copy of a record counted in an older session (SPEC.md §4) and for a row whose spend is counted elsewhere (rollup_covered: a subagent roll-up whose child sessions were read, §7.3)"),
 	col("duplicate_of_session_id", tString, null, "for copies: the session the record is counted in"),
 	col("copy_key_a", tBigint, null, "64-bit hash of (entry id, entry timestamp); null for a v1 record: no entry id, or the id migration derived for it"),
 	col("copy_key_b", tBigint, notNull, "64-bit hash of (kind, entry timestamp, message timestamp, input, output, cache_read, cache_write)"),
 	col("rollup_child_id", tString, null, "tool_result rows: the child session id a subagent roll-up names (details.childSessionId, sessionId or session.id; the same in each details.results[] / children[] item, one line per child, aligned with rollup_child_path; or the tool call's arguments)"),
 	col("rollup_child_path", tString, null, "tool_result rows: the child session file a subagent roll-up names (details.childSessionFile, sessionFile, sessionPath or session.path; one line per child, as rollup_child_id)"),
-	col("rollup_of_session_id", tString, null, "a subagent roll-up whose child sessions are all in the export: those sessions (one line each, in the order named); the row is then not counted, the children's own records are (SPEC.md §7.3)"),
+	col("rollup_of_session_id", tString, null, "a subagent roll-up (and its rest row) whose child sessions are in the export, all or some: those found (one line each, in the order named); a part row: its child, when found (SPEC.md §7.3)"),
 	col("rollup_link", tString, null, "how the roll-up names its children: details, or tool_call (only the tool call's arguments; such a child must point back at this session)"),
+	col("rollup_part", tInt, null, "a roll-up naming several children is also split (SPEC.md §7.3): k ≥ 1 for the part of its k-th child (pi-subagents' details.results[].usage; only when given), 0 for the rest row (the roll-up less the parts and the children read that have none, never below 0); null for every other row, the roll-up itself included"),
+	col("rollup_covered", tBool, notNull, "the row's spend is counted elsewhere, so the row is not (SPEC.md §7.3): a roll-up with one child or more read (then the children's records, its parts and its rest row stand for it), a part whose child was read, a part or rest row of a roll-up whose children were all read or none were (the roll-up itself then counts, or nothing does), a rest row with nothing left"),
 )
 
 // IngestIssuesTable: one row per issue found reading a file or a path.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,6 +43,9 @@ func TestSubagentSynthHomes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if !slices.ContainsFunc(m.SubagentRuns, func(r synth.SubagentRun) bool { return r.Split }) {
+				t.Fatalf("seed %d: no run read in part: the home proves nothing about split roll-ups", seed)
+			}
 			want := m.Usage.Tokens
 			wantMicros := m.Usage.CostRecordedMicros
 			checkCounted(t, "whole home", home, want, wantMicros, m.Usage.Rollups, m.SubagentRuns)
@@ -55,6 +59,8 @@ func TestSubagentSynthHomes(t *testing.T) {
 							t.Fatal(err)
 						}
 						want.Records -= c.Usage.Records
+					} else if r.Split {
+						want.Records-- // its part counted; now the roll-up does
 					}
 				}
 				if written {
@@ -83,7 +89,7 @@ func checkCounted(t *testing.T, label, home string, want synth.Tokens, micros, r
   coalesce(sum(cache_read) FILTER (WHERE counted), 0), coalesce(sum(cache_write) FILTER (WHERE counted), 0),
   coalesce(sum(input + output + cache_read + cache_write) FILTER (WHERE counted), 0),
   coalesce(sum(recorded_cost_total) FILTER (WHERE counted), 0),
-  count(*) FILTER (WHERE NOT counted AND rollup_of_session_id IS NOT NULL)
+  count(*) FILTER (WHERE NOT counted AND rollup_of_session_id IS NOT NULL AND rollup_part IS NULL)
 FROM usage`, &got.Records, &got.Input, &got.Output, &got.CacheRead, &got.CacheWrite, &got.TotalTokens, &recorded, &notCounted)
 		if got != want || !approx(recorded, float64(micros)/1e6) || notCounted != rollups {
 			t.Errorf("%s, %s: counted %+v, recorded $%.6f, %d roll-ups not counted; manifest %+v, $%.6f, %d",
@@ -92,15 +98,25 @@ FROM usage`, &got.Records, &got.Input, &got.Output, &got.CacheRead, &got.CacheWr
 		for _, r := range runs {
 			var counted bool
 			var of *string
-			queryOne(t, db, fmt.Sprintf(`SELECT counted, rollup_of_session_id FROM usage WHERE session_id = '%s' AND entry_id = '%s'`,
+			queryOne(t, db, fmt.Sprintf(`SELECT counted, rollup_of_session_id FROM usage WHERE session_id = '%s' AND entry_id = '%s' AND rollup_part IS NULL`,
 				r.ParentSessionID, r.EntryID), &counted, &of)
 			wantOf := ""
-			if !r.Counted { // every child read: the roll-up stands for them all, one line each
-				for i, c := range r.Children {
-					if i > 0 {
+			for _, c := range r.Children { // the children read, one line each
+				if c.Present {
+					if wantOf != "" {
 						wantOf += "\n"
 					}
 					wantOf += c.SessionID
+				}
+			}
+			if r.Split { // each child's part counts when its child was not read
+				for i, c := range r.Children {
+					var pc bool
+					queryOne(t, db, fmt.Sprintf(`SELECT counted FROM usage WHERE session_id = '%s' AND entry_id = '%s' AND rollup_part = %d`,
+						r.ParentSessionID, r.EntryID, i+1), &pc)
+					if pc == c.Present {
+						t.Errorf("%s, %s: roll-up %s part %d counted %v, child read %v", label, s.name, r.EntryID, i+1, pc, c.Present)
+					}
 				}
 			}
 			gotOf := ""

@@ -92,24 +92,26 @@ ORDER BY calls DESC, c.tool_name NULLS LAST
 -- are never matched with each other by copy_key_b, so distinct entries
 -- with equal timestamps and tokens all count. A row without an entry id is
 -- a copy when any earlier row has its copy_key_b. duplicate_of_session_id
--- is the session of the earliest such row. A subagent roll-up whose child
--- session is in the database (rollup_of_session_id, derive_rollups) is not
--- counted either: the child's own records are (SPEC.md §7.3).
+-- is the session of the earliest such row. A row whose spend is counted
+-- elsewhere (rollup_covered, derive_rollups: a subagent roll-up whose
+-- children were read, SPEC.md §7.3) is not counted either. The rows a
+-- roll-up is split into (rollup_part) share its entry: they are never
+-- copies of each other, and copies of another file's rows all alike.
 UPDATE usage SET counted = d.counted, duplicate_of_session_id = d.dup
 FROM (
-  SELECT file_id, entry_index,
-         NOT (copy_a OR copy_b) AND rollup_of_session_id IS NULL AS counted,
+  SELECT file_id, entry_index, rollup_part,
+         NOT (copy_a OR copy_b) AND NOT rollup_covered AS counted,
          CASE
            WHEN copy_a AND (NOT copy_b OR a_ord < b_ord OR (a_ord = b_ord AND a_idx < b_idx)) THEN a_session
            WHEN copy_b THEN b_session
          END AS dup
   FROM (
-    SELECT file_id, entry_index,
+    SELECT file_id, entry_index, rollup_part,
            has_id AND (a_ord < ord OR (a_ord = ord AND a_idx < entry_index)) AS copy_a,
            b_ord IS NOT NULL AND (b_ord < ord OR (b_ord = ord AND b_idx < entry_index)) AS copy_b,
-           a_ord, a_idx, a_session, b_ord, b_idx, b_session, rollup_of_session_id
+           a_ord, a_idx, a_session, b_ord, b_idx, b_session, rollup_covered
     FROM (
-      SELECT u.file_id, u.entry_index, o.ord, u.copy_key_a IS NOT NULL AS has_id, u.rollup_of_session_id,
+      SELECT u.file_id, u.entry_index, u.rollup_part, o.ord, u.copy_key_a IS NOT NULL AS has_id, u.rollup_covered,
              -- the first row with the same entry id and timestamp
              first_value(o.ord) OVER a AS a_ord,
              first_value(u.entry_index) OVER a AS a_idx,
@@ -130,7 +132,7 @@ FROM (
     )
   )
 ) d
-WHERE usage.file_id = d.file_id AND usage.entry_index = d.entry_index
+WHERE usage.file_id = d.file_id AND usage.entry_index = d.entry_index AND usage.rollup_part IS NOT DISTINCT FROM d.rollup_part
   AND (usage.counted IS DISTINCT FROM d.counted OR usage.duplicate_of_session_id IS DISTINCT FROM d.dup)
 
 -- name: resolve_parents
@@ -167,7 +169,8 @@ WHERE sessions.file_id = r.file_id
 -- SPEC.md §4: recorded uses usage.cost; calculate prices the tokens; auto
 -- uses the recorded cost when present and non-zero for non-zero tokens, else
 -- calculates. Without a cost the row is unpriced and its cost columns NULL.
--- Applied to rows not costed yet (cost_source '') or, when $2, to all rows.
+-- Applied to rows not costed yet (cost_source '': rest rows derive_rollup_rest
+-- changed) or, when $2, to all rows.
 UPDATE usage SET
   cost_source      = s.src,
   cost_input       = CASE s.src WHEN 'recorded' THEN recorded_cost_input       WHEN 'calculated' THEN calculated_cost_input END,
@@ -176,7 +179,7 @@ UPDATE usage SET
   cost_cache_write = CASE s.src WHEN 'recorded' THEN recorded_cost_cache_write WHEN 'calculated' THEN calculated_cost_cache_write END,
   cost_total       = CASE s.src WHEN 'recorded' THEN recorded_cost_total       WHEN 'calculated' THEN calculated_cost_total END
 FROM (
-  SELECT file_id, entry_index,
+  SELECT file_id, entry_index, rollup_part,
          CASE
            WHEN $1 = 'recorded' THEN CASE WHEN recorded_cost_total IS NOT NULL THEN 'recorded' ELSE 'unpriced' END
            WHEN $1 = 'calculate' THEN CASE WHEN calculated_cost_total IS NOT NULL THEN 'calculated' ELSE 'unpriced' END
@@ -188,7 +191,7 @@ FROM (
   FROM usage
   WHERE cost_source = '' OR $2
 ) s
-WHERE usage.file_id = s.file_id AND usage.entry_index = s.entry_index
+WHERE usage.file_id = s.file_id AND usage.entry_index = s.entry_index AND usage.rollup_part IS NOT DISTINCT FROM s.rollup_part
 
 -- name: derive_project_labels
 -- sessions.project (SPEC.md §7.5): the last element of the cwd, unless
@@ -221,24 +224,30 @@ FROM (
 WHERE sessions.cwd = l.cwd AND sessions.project IS DISTINCT FROM l.label
 
 -- name: derive_rollups
--- usage.rollup_of_session_id (SPEC.md §7.3): the scanned sessions a
--- subagent roll-up (a tool result's usage whose details, or else whose
--- tool call's arguments, name child sessions: rollup_child_id and
--- rollup_child_path, one line per child) stands for. Each child is found
--- like a parent path (§2.1): by the named id, else the session at the named
--- path, else a session whose file has the same name (files move between
--- machines and stores), else the id in a <ts>_<id>.jsonl file name. A child
--- named only by the tool call (rollup_link = 'tool_call') counts as found
--- only when its header points back at the roll-up's session. The roll-up
--- stands for its children (one line each, in the order named) when every
--- child it names is found; NULL when one is not in the database (the
--- roll-up is then the only record of that spend and counts) or names the
--- roll-up's own session. Run before derive_counted.
-UPDATE usage SET rollup_of_session_id = r.children
+-- usage.rollup_of_session_id and rollup_covered (SPEC.md §7.3). A subagent
+-- roll-up is a tool result's usage whose details, or else whose tool
+-- call's arguments, name child sessions (rollup_child_id and
+-- rollup_child_path, one line per child, on the roll-up's own row:
+-- rollup_part NULL). Each child is found like a parent path (§2.1): by the
+-- named id, else the session at the named path, else a session whose file
+-- has the same name (files move between machines and stores), else the id
+-- in a <ts>_<id>.jsonl file name. A child named only by the tool call
+-- (rollup_link = 'tool_call') counts as found only when its header points
+-- back at the roll-up's session; a child that is the roll-up's own session
+-- is not found. Then, for the rows of the roll-up's entry:
+--   - the roll-up (rollup_part NULL) and its rest row (0):
+--     rollup_of_session_id = the children found, one line each in the
+--     order named (NULL when none is);
+--   - the part of the k-th child (rollup_part k): that child when found;
+--   - rollup_covered: the roll-up when one child or more was found (the
+--     children's records stand for them; a roll-up naming several has part
+--     and rest rows for the others); a part when its child was found or
+--     when none was (the roll-up counts whole); a rest row unless some but
+--     not all children were found (derive_rollup_rest then decides).
+-- Run before derive_counted.
+UPDATE usage SET rollup_of_session_id = r.of, rollup_covered = r.covered
 FROM (
-  SELECT file_id, entry_index,
-         CASE WHEN count(*) = count(child) THEN string_agg(child, chr(10) ORDER BY k) END AS children
-  FROM (
+  WITH named AS (
     SELECT n.file_id, n.entry_index, n.k,
            CASE WHEN n.rollup_link = 'tool_call' AND back.session_id IS NULL THEN NULL ELSE f.found END AS child
     FROM (
@@ -254,7 +263,7 @@ FROM (
                  string_split(coalesce(rollup_child_id, ''), chr(10)) AS ids,
                  string_split(coalesce(rollup_child_path, ''), chr(10)) AS paths
           FROM usage
-          WHERE rollup_child_id IS NOT NULL OR rollup_child_path IS NOT NULL
+          WHERE rollup_part IS NULL AND (rollup_child_id IS NOT NULL OR rollup_child_path IS NOT NULL)
         )
       )
     ) n
@@ -266,8 +275,136 @@ FROM (
     CROSS JOIN LATERAL (SELECT nullif(coalesce(byid.session_id, bypath.session_id, byname.session_id, byidname.session_id), n.session_id) AS found) f
     LEFT JOIN (SELECT DISTINCT session_id, parent_session_id FROM sessions) back
            ON back.session_id = f.found AND back.parent_session_id = n.session_id
+  ), rollup AS (
+    SELECT file_id, entry_index, count(*) AS n, count(child) AS nfound,
+           string_agg(child, chr(10) ORDER BY k) AS found
+    FROM named
+    GROUP BY file_id, entry_index
   )
-  GROUP BY file_id, entry_index
+  SELECT u.file_id, u.entry_index, u.rollup_part,
+         CASE WHEN u.rollup_part IS NULL OR u.rollup_part = 0 THEN r.found ELSE p.child END AS of,
+         CASE WHEN u.rollup_part IS NULL THEN r.nfound > 0
+              WHEN u.rollup_part = 0 THEN r.nfound = 0 OR r.nfound = r.n
+              ELSE p.child IS NOT NULL OR r.nfound = 0 END AS covered
+  FROM usage u
+  JOIN rollup r USING (file_id, entry_index)
+  LEFT JOIN named p ON p.file_id = u.file_id AND p.entry_index = u.entry_index AND p.k = u.rollup_part
 ) r
-WHERE usage.file_id = r.file_id AND usage.entry_index = r.entry_index
-  AND usage.rollup_of_session_id IS DISTINCT FROM r.children
+WHERE usage.file_id = r.file_id AND usage.entry_index = r.entry_index AND usage.rollup_part IS NOT DISTINCT FROM r.rollup_part
+  AND (usage.rollup_of_session_id IS DISTINCT FROM r.of OR usage.rollup_covered IS DISTINCT FROM r.covered)
+
+-- name: derive_rollup_rest
+-- The rest row (rollup_part 0) of a roll-up naming several children
+-- (SPEC.md §7.3). When some but not all of its children were read, each of
+-- its token counts and recorded and calculated costs is the roll-up's less
+-- what stands for its children elsewhere, never below 0: every part the
+-- roll-up gives (rollup_part k ≥ 1, counted or not), and for each child
+-- read that has no part, the child session's counted usage (as recorded
+-- cost its recorded, else calculated, cost; as calculated cost the
+-- reverse). So a roll-up read in part counts each spend once: the children
+-- read through their own records, the others through their parts, and
+-- through the rest what no part names. Otherwise the rest row is a copy of
+-- the roll-up. The rest is covered (not counted) unless some but not all
+-- children were read and something is left; counted follows (a copy stays
+-- uncounted: duplicate_of_session_id, derive_counted). A changed rest row
+-- is re-costed (cost_source '', then apply_cost_mode). Costs are rounded
+-- to 1e-9 USD, so that differences of sums leave no dust. Run after
+-- derive_counted.
+UPDATE usage SET input = d.input, output = d.output, cache_read = d.cache_read, cache_write = d.cache_write,
+  cache_write_1h = d.cache_write_1h, total_tokens = d.total_tokens,
+  recorded_cost_input = d.rci, recorded_cost_output = d.rco, recorded_cost_cache_read = d.rcr,
+  recorded_cost_cache_write = d.rcw, recorded_cost_total = d.rct,
+  calculated_cost_input = d.cci, calculated_cost_output = d.cco, calculated_cost_cache_read = d.ccr,
+  calculated_cost_cache_write = d.ccw, calculated_cost_total = d.cct,
+  rollup_covered = d.covered,
+  counted = usage.duplicate_of_session_id IS NULL AND NOT d.covered,
+  cost_source = ''
+FROM (
+  WITH w AS (
+    -- roll-ups split into parts and a rest row, and whether they were read in part
+    SELECT u.*,
+           rollup_of_session_id IS NOT NULL
+             AND len(string_split(rollup_of_session_id, chr(10)))
+                 < greatest(len(string_split(coalesce(rollup_child_id, ''), chr(10))),
+                            len(string_split(coalesce(rollup_child_path, ''), chr(10)))) AS partial
+    FROM usage u
+    WHERE u.rollup_part IS NULL AND u.rollup_of_session_id IS NOT NULL
+      AND EXISTS (SELECT 1 FROM usage r WHERE r.rollup_part = 0 AND r.file_id = u.file_id AND r.entry_index = u.entry_index)
+  ), parts AS (
+    SELECT file_id, entry_index, input, output, cache_read, cache_write, cache_write_1h, total_tokens,
+           recorded_cost_input, recorded_cost_output, recorded_cost_cache_read, recorded_cost_cache_write, recorded_cost_total,
+           calculated_cost_input, calculated_cost_output, calculated_cost_cache_read, calculated_cost_cache_write, calculated_cost_total
+    FROM usage p
+    WHERE p.rollup_part > 0
+      AND EXISTS (SELECT 1 FROM w WHERE w.partial AND w.file_id = p.file_id AND w.entry_index = p.entry_index)
+  ), read_unsplit AS (
+    -- children read that have no part: their own counted usage
+    WITH f AS (
+      SELECT DISTINCT file_id, entry_index, unnest(string_split(rollup_of_session_id, chr(10))) AS child
+      FROM w WHERE partial
+    )
+    SELECT f.file_id, f.entry_index, c.*
+    FROM f
+    JOIN (SELECT session_id,
+                 sum(input) AS input, sum(output) AS output, sum(cache_read) AS cache_read, sum(cache_write) AS cache_write,
+                 sum(cache_write_1h) AS cache_write_1h, sum(total_tokens) AS total_tokens,
+                 sum(recorded_cost_input) AS recorded_cost_input, sum(recorded_cost_output) AS recorded_cost_output,
+                 sum(recorded_cost_cache_read) AS recorded_cost_cache_read, sum(recorded_cost_cache_write) AS recorded_cost_cache_write,
+                 sum(recorded_cost_total) AS recorded_cost_total,
+                 sum(calculated_cost_input) AS calculated_cost_input, sum(calculated_cost_output) AS calculated_cost_output,
+                 sum(calculated_cost_cache_read) AS calculated_cost_cache_read, sum(calculated_cost_cache_write) AS calculated_cost_cache_write,
+                 sum(calculated_cost_total) AS calculated_cost_total
+          FROM usage WHERE counted AND session_id IN (SELECT child FROM f) GROUP BY session_id) c ON c.session_id = f.child
+    WHERE NOT EXISTS (SELECT 1 FROM usage p WHERE p.file_id = f.file_id AND p.entry_index = f.entry_index
+                        AND p.rollup_part > 0 AND p.rollup_of_session_id = f.child)
+  ), stand AS (
+    SELECT file_id, entry_index,
+           sum(input) AS input, sum(output) AS output, sum(cache_read) AS cache_read, sum(cache_write) AS cache_write,
+           sum(cache_write_1h) AS cache_write_1h, sum(total_tokens) AS total_tokens,
+           sum(coalesce(recorded_cost_input, calculated_cost_input, 0)) AS rci,
+           sum(coalesce(recorded_cost_output, calculated_cost_output, 0)) AS rco,
+           sum(coalesce(recorded_cost_cache_read, calculated_cost_cache_read, 0)) AS rcr,
+           sum(coalesce(recorded_cost_cache_write, calculated_cost_cache_write, 0)) AS rcw,
+           sum(coalesce(recorded_cost_total, calculated_cost_total, 0)) AS rct,
+           sum(coalesce(calculated_cost_input, recorded_cost_input, 0)) AS cci,
+           sum(coalesce(calculated_cost_output, recorded_cost_output, 0)) AS cco,
+           sum(coalesce(calculated_cost_cache_read, recorded_cost_cache_read, 0)) AS ccr,
+           sum(coalesce(calculated_cost_cache_write, recorded_cost_cache_write, 0)) AS ccw,
+           sum(coalesce(calculated_cost_total, recorded_cost_total, 0)) AS cct
+    FROM (SELECT * FROM parts UNION ALL BY NAME SELECT * EXCLUDE (session_id) FROM read_unsplit)
+    GROUP BY file_id, entry_index
+  ), v AS (
+    SELECT w.file_id, w.entry_index, w.partial,
+           CASE WHEN w.partial THEN greatest(0, w.input - coalesce(s.input, 0)) ELSE w.input END AS input,
+           CASE WHEN w.partial THEN greatest(0, w.output - coalesce(s.output, 0)) ELSE w.output END AS output,
+           CASE WHEN w.partial THEN greatest(0, w.cache_read - coalesce(s.cache_read, 0)) ELSE w.cache_read END AS cache_read,
+           CASE WHEN w.partial THEN greatest(0, w.cache_write - coalesce(s.cache_write, 0)) ELSE w.cache_write END AS cache_write,
+           CASE WHEN w.partial THEN greatest(0, w.cache_write_1h - coalesce(s.cache_write_1h, 0)) ELSE w.cache_write_1h END AS cache_write_1h,
+           CASE WHEN w.partial THEN greatest(0, w.total_tokens - coalesce(s.total_tokens, 0)) ELSE w.total_tokens END AS total_tokens,
+           CASE WHEN w.partial THEN greatest(0, round(w.recorded_cost_input - coalesce(s.rci, 0), 9)) ELSE w.recorded_cost_input END AS rci,
+           CASE WHEN w.partial THEN greatest(0, round(w.recorded_cost_output - coalesce(s.rco, 0), 9)) ELSE w.recorded_cost_output END AS rco,
+           CASE WHEN w.partial THEN greatest(0, round(w.recorded_cost_cache_read - coalesce(s.rcr, 0), 9)) ELSE w.recorded_cost_cache_read END AS rcr,
+           CASE WHEN w.partial THEN greatest(0, round(w.recorded_cost_cache_write - coalesce(s.rcw, 0), 9)) ELSE w.recorded_cost_cache_write END AS rcw,
+           CASE WHEN w.partial THEN greatest(0, round(w.recorded_cost_total - coalesce(s.rct, 0), 9)) ELSE w.recorded_cost_total END AS rct,
+           CASE WHEN w.partial THEN greatest(0, round(w.calculated_cost_input - coalesce(s.cci, 0), 9)) ELSE w.calculated_cost_input END AS cci,
+           CASE WHEN w.partial THEN greatest(0, round(w.calculated_cost_output - coalesce(s.cco, 0), 9)) ELSE w.calculated_cost_output END AS cco,
+           CASE WHEN w.partial THEN greatest(0, round(w.calculated_cost_cache_read - coalesce(s.ccr, 0), 9)) ELSE w.calculated_cost_cache_read END AS ccr,
+           CASE WHEN w.partial THEN greatest(0, round(w.calculated_cost_cache_write - coalesce(s.ccw, 0), 9)) ELSE w.calculated_cost_cache_write END AS ccw,
+           CASE WHEN w.partial THEN greatest(0, round(w.calculated_cost_total - coalesce(s.cct, 0), 9)) ELSE w.calculated_cost_total END AS cct
+    FROM w LEFT JOIN stand s USING (file_id, entry_index)
+  )
+  SELECT *,
+         NOT partial OR (input = 0 AND output = 0 AND cache_read = 0 AND cache_write = 0 AND total_tokens = 0
+                         AND coalesce(rct, 0) = 0 AND coalesce(cct, 0) = 0) AS covered
+  FROM v
+) d
+WHERE usage.file_id = d.file_id AND usage.entry_index = d.entry_index AND usage.rollup_part = 0
+  AND (usage.input IS DISTINCT FROM d.input OR usage.output IS DISTINCT FROM d.output
+       OR usage.cache_read IS DISTINCT FROM d.cache_read OR usage.cache_write IS DISTINCT FROM d.cache_write
+       OR usage.cache_write_1h IS DISTINCT FROM d.cache_write_1h OR usage.total_tokens IS DISTINCT FROM d.total_tokens
+       OR usage.recorded_cost_input IS DISTINCT FROM d.rci OR usage.recorded_cost_output IS DISTINCT FROM d.rco
+       OR usage.recorded_cost_cache_read IS DISTINCT FROM d.rcr OR usage.recorded_cost_cache_write IS DISTINCT FROM d.rcw
+       OR usage.recorded_cost_total IS DISTINCT FROM d.rct OR usage.calculated_cost_input IS DISTINCT FROM d.cci
+       OR usage.calculated_cost_output IS DISTINCT FROM d.cco OR usage.calculated_cost_cache_read IS DISTINCT FROM d.ccr
+       OR usage.calculated_cost_cache_write IS DISTINCT FROM d.ccw OR usage.calculated_cost_total IS DISTINCT FROM d.cct
+       OR usage.rollup_covered IS DISTINCT FROM d.covered OR usage.counted IS DISTINCT FROM (usage.duplicate_of_session_id IS NULL AND NOT d.covered))

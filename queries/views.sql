@@ -149,11 +149,15 @@ ORDER BY calls DESC, c.tool_name NULLS LAST
 
 -- name: subagent_rollups
 -- Subagent roll-ups (SPEC.md §7.3): tool results whose usage rolls up
--- child sessions' spend, with the children they name (one line each; how:
--- rollup_link) and, when the children were read (child_session_id not
--- NULL, one line each), their own counted records and cost. A roll-up with
--- its children read is not counted (counted false): the children's records
--- are; without them it counts.
+-- child sessions' spend, one row each, with the children they name (one
+-- line each; how: rollup_link) and, when children were read
+-- (child_session_id not NULL, one line per child read), their own counted
+-- records and cost. A roll-up with a child read is not counted (counted
+-- false): the children's records are. A roll-up naming several children
+-- read only in part counts through its part rows (the children not read)
+-- and its rest row: counted_records and counted_cost are what counts of
+-- the roll-up's own rows (all of it when no child was read, nothing when
+-- all were).
 SELECT u.session_id AS parent_session_id,
        u.entry_id,
        u.timestamp,
@@ -163,16 +167,20 @@ SELECT u.session_id AS parent_session_id,
        u.counted,
        u.input, u.output, u.cache_read, u.cache_write,
        u.cost_total AS rollup_cost,
+       coalesce(p.records, 0) AS counted_records,
+       p.cost_total AS counted_cost,
        c.records AS child_records,
        c.cost_total AS child_cost
 FROM usage u
 LEFT JOIN (SELECT x.file_id, x.entry_index, sum(s.records) AS records, sum(s.cost_total) AS cost_total
            FROM (SELECT file_id, entry_index, unnest(string_split(rollup_of_session_id, chr(10))) AS child
-                 FROM usage WHERE rollup_of_session_id IS NOT NULL) x
+                 FROM usage WHERE rollup_of_session_id IS NOT NULL AND rollup_part IS NULL) x
            JOIN (SELECT session_id, count(*) AS records, sum(cost_total) AS cost_total
                  FROM counted_usage GROUP BY session_id) s ON s.session_id = x.child
            GROUP BY x.file_id, x.entry_index) c ON c.file_id = u.file_id AND c.entry_index = u.entry_index
-WHERE u.rollup_child_id IS NOT NULL OR u.rollup_child_path IS NOT NULL
+LEFT JOIN (SELECT file_id, entry_index, count(*) AS records, sum(cost_total) AS cost_total
+           FROM usage WHERE counted GROUP BY file_id, entry_index) p ON p.file_id = u.file_id AND p.entry_index = u.entry_index
+WHERE (u.rollup_child_id IS NOT NULL OR u.rollup_child_path IS NOT NULL) AND u.rollup_part IS NULL
 ORDER BY u.timestamp NULLS LAST, u.session_id, u.entry_id
 
 -- name: rejected_files

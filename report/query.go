@@ -150,7 +150,7 @@ func dims(k Kind) (dim1, dim2 string) {
 // model an older export attributed is dropped, so they are never priced
 // from the table (package doc).
 const baseCTE = `base AS (
-  SELECT u.file_id, u.entry_index, u.timestamp AS ts, u.session_id, s.project, s.source, s.cwd, u.kind,
+  SELECT u.file_id, u.entry_index, u.rollup_part, u.timestamp AS ts, u.session_id, s.project, s.source, s.cwd, u.kind,
          CASE WHEN u.kind = 'session_summary' THEN NULL ELSE u.provider END AS provider,
          CASE WHEN u.kind = 'session_summary' THEN NULL ELSE u.model END AS model,
          u.input, u.output, u.cache_read, u.cache_write, u.cache_write_1h, u.total_tokens,
@@ -301,7 +301,7 @@ func usageCellsGo(ctx context.Context, db *sql.DB, o *Options) ([]cell, error) {
 	q := `WITH ` + baseCTE + `
 SELECT ts, ` + dim1 + `, ` + dim2 + `, kind, provider, model, input, output, cache_read, cache_write, cache_write_1h, total_tokens, rec
 FROM base WHERE ` + where + `
-ORDER BY file_id, entry_index`
+ORDER BY file_id, entry_index, rollup_part NULLS FIRST`
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err

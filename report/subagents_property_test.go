@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,6 +93,9 @@ func TestSubagentHomes(t *testing.T) {
 			if len(m.SubagentRuns) == 0 || m.Usage.Rollups == 0 {
 				t.Fatalf("seed %d: %d runs, %d roll-ups not counted: the home proves nothing", seed, len(m.SubagentRuns), m.Usage.Rollups)
 			}
+			if !slices.ContainsFunc(m.SubagentRuns, func(r synth.SubagentRun) bool { return r.Split }) {
+				t.Fatalf("seed %d: no run read in part: the home proves nothing about split roll-ups", seed)
+			}
 			want := manifestWant(m)
 			if want.tokens != fromSynth(m.Usage.Tokens) {
 				t.Fatalf("manifest by_model sums %+v differ from its totals %+v", want.tokens, m.Usage.Tokens)
@@ -115,6 +119,13 @@ func TestSubagentHomes(t *testing.T) {
 					}
 					removed++
 					moved.tokens.Records -= c.Usage.Records
+				}
+				if r.Split { // the parts of the children not read counted, one record each; now the roll-up does
+					for _, c := range r.Children {
+						if !c.Present {
+							moved.tokens.Records--
+						}
+					}
 				}
 				if written {
 					moved.tokens.Records++ // the roll-up now counts

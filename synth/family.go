@@ -713,6 +713,19 @@ func (g *generator) count(outs []*fileOut) *tally {
 			if rr.b.covered {
 				fo.Usage.Rollups++
 				t.rollups++
+				if len(rr.b.parts) == 0 {
+					continue
+				}
+				if _, dup := seen[rr.b.key]; dup {
+					continue // a copy's parts: counted where the roll-up first is
+				}
+				seen[rr.b.key] = struct{}{}
+				for _, part := range rr.b.parts {
+					pr := rr
+					pr.b = &billed{kind: rr.b.kind, u: part, key: rr.b.key}
+					t.add(pr)
+					fo.Usage.add(pr)
+				}
 				continue
 			}
 			if _, dup := seen[rr.b.key]; dup {

@@ -36,10 +36,13 @@ type billed struct {
 	kind recKind
 	u    usage
 	key  recKey
-	// covered marks a subagent roll-up whose child session files are all
-	// in the home: not counted, the children's own records are (SPEC.md
-	// §7.3).
+	// covered marks a subagent roll-up with child session files in the
+	// home: not counted, the children's own records are (SPEC.md §7.3);
+	// parts, when some children's files are not in the home, are the
+	// usage of each of those (details.results[].usage), counted instead,
+	// one record each.
 	covered bool
+	parts   []usage
 }
 
 // entryLine is one entry as written, shared (not copied) by forks and copies.

@@ -21,7 +21,10 @@ import (
 // Counting (the manifest's usage): a child's own records count like any
 // session's; its roll-up does not when the child file is in the home
 // (Usage.Rollups, FileUsage.Rollups) and counts when it is not — it is then
-// the only record of that spend. Either way the spend counts once.
+// the only record of that spend. A parallel run's roll-up whose children
+// were written only in part (SubagentRun.Split) does not count either; the
+// part of each child not written (its details.results[] item's usage)
+// counts, one record each. Either way each spend counts once.
 // Manifest.SubagentRuns lists every run: the roll-up, its link style,
 // whether it counts, and each child with its own usage and whether its file
 // was written, so a test can remove a child file and know what must move
@@ -47,7 +50,9 @@ const (
 	// points back at the parent.
 	linkToolCall
 	// pi-subagents' parallel run: details.results[], one item per child
-	// (2 or 3, all written or all left out) with its sessionFile and usage.
+	// (2 or 3) with its sessionFile and usage. About half of these runs
+	// (the first always) have some of their children written and some
+	// left out; the others all or none.
 	linkResults
 	numLinkStyles
 )
@@ -72,9 +77,10 @@ type SubagentRun struct {
 	ParentSessionID string          `json:"parent_session_id"`
 	EntryID         string          `json:"entry_id"` // the toolResult carrying the roll-up
 	ToolCallID      string          `json:"tool_call_id"`
-	Link            string          `json:"link"`    // how details name the child (linkNames)
-	Counted         bool            `json:"counted"` // the roll-up counts: a child file is missing
-	Usage           KindUsage       `json:"usage"`   // the roll-up's tokens and recorded cost
+	Link            string          `json:"link"`            // how details name the child (linkNames)
+	Counted         bool            `json:"counted"`         // the roll-up itself counts: no child file was written
+	Split           bool            `json:"split,omitempty"` // some child files were written, some not: the parts (results[].usage) of the children not written count
+	Usage           KindUsage       `json:"usage"`           // the roll-up's tokens and recorded cost
 	Children        []SubagentChild `json:"children"`
 }
 
@@ -107,14 +113,16 @@ func (g *generator) sortedRuns() []SubagentRun {
 // (at least 5), each a pi v3 root with one or two runs (two until every
 // link style has been used, so every home has each). The first family's
 // first child is always written and the second family's always left out,
-// so a home has both cases. The children of a run naming several are all
-// written or all left out (a roll-up read in part counts whole, see the
-// README). Its random source is its own: the rest of the plan is the
-// one drawn without the option (only --size scaling takes the new files
-// into account).
+// so a home has both cases. The children of a parallel run (linkResults)
+// are written in part in about half of the runs, the first one always (a
+// roll-up read in part: only the parts of the children not read count);
+// in the others all or none. Its random source is its own: the rest of the
+// plan is the one drawn without the option (only --size scaling takes the
+// new files into account).
 func (p *plan) addSubagentRuns(opts Options) {
 	r := newRNG(mix64(opts.Seed ^ 0x7375626167656e74)) // "subagent"
 	style := 0
+	splitDone := false
 	for k := range max(5, opts.Sessions/25) {
 		proj := r.intn(len(projects))
 		root := fileSpec{kind: kSession, ver: vPi3, layout: layPiSessions, project: proj,
@@ -132,13 +140,23 @@ func (p *plan) addSubagentRuns(opts Options) {
 				absent = k == 1
 			}
 			kids := 1
+			split := false
 			if run.link == linkResults {
 				kids = 2 + r.intn(2)
+				split = !splitDone || r.pct(50)
+				splitDone = true
 			}
-			for range kids {
+			gone := -1 // in a split run: one child always left out, one always written
+			if split {
+				gone = r.intn(kids)
+			}
+			for j := range kids {
 				ch := fileSpec{kind: kSubagent, ver: vPi3, layout: layPiSessions, project: proj, parent: 0,
 					target: r.logUniform(4<<10, 32<<10), special: "subagent_run"}
 				ch.subagent.absent = absent
+				if split {
+					ch.subagent.absent = j == gone || (j != (gone+1)%kids && r.pct(50))
+				}
 				run.children = append(run.children, len(fam.files))
 				fam.files = append(fam.files, ch)
 			}
@@ -239,7 +257,8 @@ func (fg *famGen) subagentTurn(p *sess, spec *famSpec, run *subRun, kids []*sess
 
 	mr := SubagentRun{Parent: p.rel, ParentSessionID: p.id, ToolCallID: c.id, Link: linkNames[run.link], Counted: false}
 	var sum usage
-	var parts []usage
+	var parts, goneParts []usage
+	written := 0
 	at := p.t
 	for _, ci := range run.children {
 		cfs := &spec.files[ci]
@@ -267,12 +286,20 @@ func (fg *famGen) subagentTurn(p *sess, spec *famSpec, run *subRun, kids []*sess
 			at = max(at, k.lines[i].ts)
 		}
 		child.Usage.CostRecorded = microsToUSD(child.Usage.CostRecordedMicros)
+		part.style = styleCostNumber
 		parts = append(parts, part)
-		if !child.Present {
-			mr.Counted = true
+		if child.Present {
+			written++
+		} else {
+			goneParts = append(goneParts, part)
 		}
 		mr.Children = append(mr.Children, child)
 	}
+	// The roll-up counts whole when no child was written; read in part, the
+	// parts (results[].usage) of the children not written count instead;
+	// only a parallel run has parts (the other styles name one child).
+	mr.Counted = written == 0
+	mr.Split = written > 0 && len(goneParts) > 0
 	p.t = max(p.t, at) + p.r.between(100, 3000)
 	sum.style = styleFull
 	if run.link == linkPiSubagents || run.link == linkResults {
@@ -349,6 +376,9 @@ func (fg *famGen) subagentTurn(p *sess, spec *famSpec, run *subRun, kids []*sess
 	b = append(b, '}', '}')
 	rec := p.bill(kindToolResult, sum, id, p.t)
 	rec.covered = !mr.Counted
+	if mr.Split {
+		rec.parts = goneParts
+	}
 	p.commit(b, id, 0, rec, -1)
 	p.ctx += 400
 	mr.EntryID = id

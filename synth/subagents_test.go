@@ -66,8 +66,10 @@ func TestSubagentsOnlyAdd(t *testing.T) {
 // roll-up's usage (read back from the parent's line) is the sum of its
 // children's records; details name the child in the run's link style; a
 // written child's header points at the parent's file; a child left out is
-// not on disk and makes its roll-up count; every link style, and both a
-// written and a missing child, occur.
+// not on disk; a roll-up counts when no child was written, and a parallel
+// run written in part (Split) has its results[] items carry each child's
+// usage; every link style, both a written and a missing child, and a run
+// written in part occur.
 func TestSubagentRuns(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "home")
 	m, err := Generate(context.Background(), Options{Out: out, Sessions: 200, Seed: 4, Subagents: true})
@@ -79,7 +81,7 @@ func TestSubagentRuns(t *testing.T) {
 		files[m.Files[i].Path] = &m.Files[i]
 	}
 	styles := map[string]bool{}
-	var present, absent, notCounted, several int64
+	var present, absent, notCounted, several, split int64
 	for _, r := range m.SubagentRuns {
 		styles[r.Link] = true
 		parent := files[r.Parent]
@@ -105,8 +107,28 @@ func TestSubagentRuns(t *testing.T) {
 			t.Errorf("run %s: %s %s %s", r.EntryID, msg.Role, msg.ToolCallID, msg.ToolName)
 		}
 		var sum KindUsage
-		counted := false
-		for _, c := range r.Children {
+		written := 0
+		var items []struct {
+			SessionFile string
+			Usage       struct {
+				Input, Output, CacheRead, CacheWrite int64
+				Cost                                 json.Number
+			}
+		}
+		if r.Link == linkNames[linkResults] {
+			raw, _ := json.Marshal(msg.Details["results"])
+			if err := json.Unmarshal(raw, &items); err != nil || len(items) != len(r.Children) {
+				t.Fatalf("run %s: results %s (%v)", r.EntryID, raw, err)
+			}
+		}
+		for i, c := range r.Children {
+			if items != nil {
+				u := items[i].Usage
+				if u.Input != c.Usage.Input || u.Output != c.Usage.Output || u.CacheRead != c.Usage.CacheRead || u.CacheWrite != c.Usage.CacheWrite ||
+					micros(u.Cost) != c.Usage.CostRecordedMicros || !strings.HasSuffix(items[i].SessionFile, c.Path) {
+					t.Errorf("run %s: results[%d] %+v, child %+v", r.EntryID, i, items[i], c)
+				}
+			}
 			sum.Tokens.merge(c.Usage.Tokens)
 			sum.CostRecordedMicros += c.Usage.CostRecordedMicros
 			details, _ := json.Marshal(msg.Details)
@@ -121,7 +143,6 @@ func TestSubagentRuns(t *testing.T) {
 			}
 			p := filepath.Join(out, filepath.FromSlash(c.Path))
 			if !c.Present {
-				counted = true
 				absent++
 				if _, err := os.Stat(p); !os.IsNotExist(err) {
 					t.Errorf("child %s was left out but %s exists (%v)", c.SessionID, c.Path, err)
@@ -129,6 +150,7 @@ func TestSubagentRuns(t *testing.T) {
 				continue
 			}
 			present++
+			written++
 			f := files[c.Path]
 			if f == nil || f.Kind != "subagent" || f.ParentSessionID == nil || *f.ParentSessionID != r.ParentSessionID {
 				t.Errorf("child %s: manifest file %+v", c.SessionID, f)
@@ -147,16 +169,18 @@ func TestSubagentRuns(t *testing.T) {
 		}
 		if len(r.Children) > 1 {
 			several++
-			for _, c := range r.Children[1:] {
-				if c.Present != r.Children[0].Present {
-					t.Errorf("run %s: children %+v written in part", r.EntryID, r.Children)
-				}
+		}
+		inPart := written > 0 && written < len(r.Children)
+		if inPart {
+			split++
+			if r.Link != linkNames[linkResults] {
+				t.Errorf("run %s (%s): children %+v written in part", r.EntryID, r.Link, r.Children)
 			}
 		}
-		if r.Counted != counted {
-			t.Errorf("run %s: counted %v with children %+v", r.EntryID, r.Counted, r.Children)
+		if r.Counted != (written == 0) || r.Split != inPart {
+			t.Errorf("run %s: counted %v split %v with children %+v", r.EntryID, r.Counted, r.Split, r.Children)
 		}
-		if !counted {
+		if written > 0 {
 			notCounted++
 		}
 		u := msg.Usage
@@ -179,8 +203,8 @@ func TestSubagentRuns(t *testing.T) {
 			t.Errorf("no run links its child with %s", name)
 		}
 	}
-	if several == 0 {
-		t.Error("no run names several children")
+	if several == 0 || split == 0 {
+		t.Errorf("%d runs name several children, %d were written in part: both must occur", several, split)
 	}
 	if present == 0 || absent == 0 {
 		t.Errorf("%d written and %d missing child files: both cases must occur", present, absent)

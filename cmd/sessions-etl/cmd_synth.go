@@ -40,8 +40,10 @@ its children's spend (usage; its details, or the tool call, name the children in
 each link style sessions-etl recognises, parallel runs of several children
 included) and each child's own session file points back at the parent; about a
 third of the runs' child files are left out, as when one was deleted or not
-synced. The manifest counts that spend once (the child's records when its
-file is there, else the roll-up) and lists every run under "subagent_runs".
+synced, and about half of the parallel runs have only some of their children
+written. The manifest counts that spend once (the child's records when its
+file is there, else the roll-up, or for a parallel run read in part the
+missing children's parts of it) and lists every run under "subagent_runs".
 Without it the home is byte-identical to one generated before the option existed.
 
 --profile changes the home's shape (the default is the shape above):
@@ -96,7 +98,7 @@ Without it the home is byte-identical to one generated before the option existed
 	f.IntVar(&opts.Sessions, "sessions", 200, "number of session files to plan (approximate: the manifest lists those written)")
 	f.Uint64Var(&opts.Seed, "seed", 1, "random seed")
 	f.StringVar(&opts.Size, "size", "0", "target total size of the session files (0 = natural size)")
-	f.BoolVar(&opts.Subagents, "subagents", false, "add pi sessions that run subagents: each parent's tool result rolls up its child's spend, the child's own file points back, about a third of the child files left out (the manifest counts that spend once)")
+	f.BoolVar(&opts.Subagents, "subagents", false, "add pi sessions that run subagents: each parent's tool result rolls up its child's spend, the child's own file points back, about a third of the child files left out, some parallel runs' children written in part (the manifest counts that spend once)")
 	f.StringVar(&opts.Profile, "profile", "default", "shape of the home: default, usage-dense, content-heavy, many-tiny or fork-heavy")
 	return cmd
 }

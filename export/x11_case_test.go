@@ -1,0 +1,61 @@
+package export
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestX11RollupParts: in both sinks, the rows of the two roll-ups of the
+// case x11-parallel-rollup-in-part are those its expected.json gives
+// (computed by hand): the roll-up itself, its rest row and one part per
+// child with its own usage, and which of them count — the parts of the
+// children not read and a rest row with something left.
+func TestX11RollupParts(t *testing.T) {
+	dir := filepath.Join(casesDir, "x11-parallel-rollup-in-part")
+	raw, err := os.ReadFile(filepath.Join(dir, "expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exp struct {
+		UsageRows map[string][]struct {
+			Part      *int    `json:"rollup_part"`
+			Counted   bool    `json:"counted"`
+			Input     int64   `json:"input"`
+			Output    int64   `json:"output"`
+			CacheRead int64   `json:"cache_read"`
+			Cost      float64 `json:"cost_total"`
+		} `json:"usage_rows"`
+	}
+	if err := json.Unmarshal(raw, &exp); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sinks {
+		t.Run(s.name, func(t *testing.T) {
+			out := t.TempDir()
+			runExport(t, s, out, []string{dir}, nil)
+			db := s.open(t, out)
+			for label, rows := range exp.UsageRows {
+				entry := label[strings.LastIndexByte(label, ' ')+1:]
+				var want []string
+				for _, r := range rows {
+					part := "∅"
+					if r.Part != nil {
+						part = fmt.Sprint(*r.Part)
+					}
+					want = append(want, fmt.Sprintf("%s|%v|%d|%d|%d|%.9f", part, r.Counted, r.Input, r.Output, r.CacheRead, r.Cost))
+				}
+				got := queryStrings(t, db, `SELECT rollup_part, counted, input, output, cache_read, printf('%.9f', cost_total)
+					FROM usage WHERE entry_id = '`+entry+`' ORDER BY rollup_part NULLS FIRST`)
+				if d := cmp.Diff(want, got); d != "" {
+					t.Errorf("%s (-want +got):\n%s", label, d)
+				}
+			}
+		})
+	}
+}

@@ -906,12 +906,13 @@ func (r *run) derive(ctx context.Context, mode Mode) (map[string]int64, error) {
 		{"resolve_parents", TableSessions},
 		{"derive_project_labels", TableSessions},
 		{"derive_fork_copies", TableEntries},
+		{"derive_tool_uses_fork_copy", TableToolUses},
 		{"derive_rollups", TableUsage},
 		{"derive_counted", TableUsage},
 	}
 	for _, s := range steps {
-		if mode == ModeUsage && s.table == TableEntries {
-			continue // no entries; tool_uses copies are found when reported
+		if (mode == ModeUsage && s.table == TableEntries) || (mode == ModeFull && s.table == TableToolUses) {
+			continue // each mode has one of entries and tool_uses
 		}
 		n, err := r.st.exec(ctx, queries.Export(s.name))
 		if err != nil {

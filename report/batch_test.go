@@ -15,7 +15,8 @@ import (
 // RunBlocks; the first carries the ingest.
 func TestRunBatchSameAsRun(t *testing.T) {
 	paths := []string{filepath.Join(casesDir, "c07-early-v4-and-fork-counted-once"), filepath.Join(casesDir, "c24-subagent-rollup"),
-		filepath.Join(casesDir, "c14-atomic-v4-billed-usage-kinds"), filepath.Join(casesDir, "c22-damaged-files-used")}
+		filepath.Join(casesDir, "c14-atomic-v4-billed-usage-kinds"), filepath.Join(casesDir, "c22-damaged-files-used"),
+		filepath.Join("testdata", "tools")} // a fork that copies tool calls
 	roots, err := ingest.PathRoots(paths)
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +49,9 @@ func TestRunBatchSameAsRun(t *testing.T) {
 		}
 		if k == Daily && len(got.Rows) == 0 {
 			t.Errorf("daily: no rows")
+		}
+		if k == Tools && len(got.ToolRows) == 0 {
+			t.Errorf("tools: no rows")
 		}
 	}
 	wantB, err := RunBlocks(context.Background(), alone, BlockOptions{Now: now})

@@ -81,6 +81,11 @@ func ParseMode(s string) (Mode, error) {
 // updating tables it does not have.
 const usageSchemaVersion = 1000 + SchemaVersion
 
+// SchemaVersionOf is the schema version a database of mode m written by
+// this sessions-etl records (table _sessions_etl, key schema_version): a
+// reader of a database it does not refresh compares it with the stored one.
+func SchemaVersionOf(m Mode) int { return m.schemaVersion() }
+
 func (m Mode) schemaVersion() int {
 	if m == ModeUsage {
 		return usageSchemaVersion

@@ -50,10 +50,12 @@
 // toolResult message with a tool call id, with the columns of its entry
 // the tools report reads (timestamp, provider, model, copy_key). Nothing
 // else of an entry or a block is built, measured or stored, and no
-// fork_copy_of is derived: which tool blocks belong to fork copies is
-// worked out when they are reported, among the entries that have tool
-// blocks (queries/export.sql tool_uses_fork_copy; a fork copies entries
-// verbatim, so this gives the same answer). Every view of queries/views.sql
+// fork_copy_of is derived: instead, which tool blocks belong to fork copies
+// (tool_uses.fork_copy) is derived among the entries that have tool blocks,
+// by the same rule, in the same transaction as the other cross-file
+// columns (queries/export.sql derive_tool_uses_fork_copy; a fork copies
+// entries verbatim, so this gives the same answer), and the tools report
+// and tool_calls only filter on it. Every view of queries/views.sql
 // exists in both modes (tool_calls over tool_uses in ModeUsage). A
 // ModeUsage database writes no Parquet. The mode is stored in the database
 // (ReadMode); a run in the other mode rebuilds it from the files

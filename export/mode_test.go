@@ -32,13 +32,15 @@ var sharedTables = []*Table{FilesTable, SessionsTable, UsageTable, IngestIssuesT
 // content_blocks and entries, with paths for file ids.
 const toolUsesOfFull = `SELECT f.path, b.entry_index, b.block_index, e.timestamp, coalesce(b.block_type = 'toolCall', false),
 	coalesce(e.role = 'toolResult' AND b.tool_call_id IS NOT NULL, false), b.tool_call_id,
-	b.tool_name, e.provider, e.model_id, b.byte_size, b.is_error, e.fork_copy_of, e.copy_key, e.content_key
+	b.tool_name, e.provider, e.model_id, b.byte_size, b.is_error, e.fork_copy_of, e.copy_key, e.content_key,
+	e.fork_copy_of IS NOT NULL
 FROM content_blocks b JOIN entries e USING (file_id, entry_index) JOIN files f USING (file_id)
 WHERE b.block_type = 'toolCall' OR (e.role = 'toolResult' AND b.tool_call_id IS NOT NULL)
 ORDER BY f.path, b.entry_index, b.block_index`
 
-// toolUsesOfUsage is the same from tool_uses, fork_copy_of worked out as
-// the tools report and the usage-mode tool_calls view do.
+// toolUsesOfUsage is the same from tool_uses, fork_copy_of worked out
+// with window functions as the tools report did before schema 8, and the
+// stored fork_copy last.
 const toolUsesOfUsage = `WITH o AS (
   SELECT file_id, session_id, row_number() OVER (ORDER BY created_at ASC NULLS LAST, session_id, path) AS ord FROM sessions
 ), c AS (
@@ -55,7 +57,7 @@ SELECT f.path, c.entry_index, c.block_index, c.timestamp, c.is_call, c.is_result
 	c.tool_name, c.provider, c.model_id, c.byte_size, c.is_error,
 	CASE WHEN a_file <> c.file_id AND (b_file IS NULL OR b_file = c.file_id OR a_ord <= b_ord) THEN a_session
 	     WHEN b_file <> c.file_id THEN b_session END,
-	c.copy_key, c.content_key
+	c.copy_key, c.content_key, c.fork_copy
 FROM c JOIN files f USING (file_id)
 ORDER BY f.path, c.entry_index, c.block_index`
 
@@ -63,7 +65,8 @@ ORDER BY f.path, c.entry_index, c.block_index`
 // fixture, a ModeUsage database has exactly the files, sessions, usage and
 // ingest_issues rows of a full export, tool_uses holds exactly the tool
 // call and result blocks of the full export with their entries' columns
-// (fork copies included), every view gives the same rows, and entries and
+// (fork copies included; tool_uses.fork_copy exactly where the full
+// export has entries.fork_copy_of), every view gives the same rows, and entries and
 // content_blocks are not there.
 func TestUsageModeAgreesWithFull(t *testing.T) {
 	home, _ := generatedHome(t)

@@ -213,7 +213,8 @@ type toolRow struct {
 
 func (r *toolRow) values(dst []driver.Value, fileID driver.Value) []driver.Value {
 	return append(dst, fileID, int32(r.entryIndex), int32(r.blockIndex), r.timestamp.val(), r.isCall, r.isResult,
-		r.toolCallID.val(), r.toolName.val(), r.provider.val(), r.model.val(), r.byteSize.val(), r.isError.val(), r.copyKey, r.contentKey.val())
+		r.toolCallID.val(), r.toolName.val(), r.provider.val(), r.model.val(), r.byteSize.val(), r.isError.val(), r.copyKey, r.contentKey.val(),
+		false) // fork_copy: queries/export.sql derive_tool_uses_fork_copy sets it
 }
 
 // issueRow is a row of IngestIssuesTable.

@@ -81,6 +81,11 @@ func ParseMode(s string) (Mode, error) {
 // updating tables it does not have.
 const usageSchemaVersion = 1000 + SchemaVersion
 
+// SchemaVersionOf is the schema version a database of mode m written by
+// this sessions-etl records (table _sessions_etl, key schema_version): a
+// reader of a database it does not refresh compares it with the stored one.
+func SchemaVersionOf(m Mode) int { return m.schemaVersion() }
+
 func (m Mode) schemaVersion() int {
 	if m == ModeUsage {
 		return usageSchemaVersion
@@ -907,13 +912,14 @@ func (r *run) derive(ctx context.Context, mode Mode, costMode CostMode) (map[str
 		{"resolve_parents", TableSessions},
 		{"derive_project_labels", TableSessions},
 		{"derive_fork_copies", TableEntries},
+		{"derive_tool_uses_fork_copy", TableToolUses},
 		{"derive_rollups", TableUsage},
 		{"derive_counted", TableUsage},
 		{"derive_rollup_rest", TableUsage},
 	}
 	for _, s := range steps {
-		if mode == ModeUsage && s.table == TableEntries {
-			continue // no entries; tool_uses copies are found when reported
+		if (mode == ModeUsage && s.table == TableEntries) || (mode == ModeFull && s.table == TableToolUses) {
+			continue // each mode has one of entries and tool_uses
 		}
 		n, err := r.st.exec(ctx, queries.Export(s.name))
 		if err != nil {

@@ -29,7 +29,9 @@ import (
 // naming several children into one row per child (usage.rollup_part, from
 // pi-subagents' details.results[].usage) and a rest row, so that a roll-up
 // whose children were read only in part counts each spend once
-// (usage.rollup_covered).
+// (usage.rollup_covered), and adds tool_uses.fork_copy, derived at ingest
+// (queries/export.sql derive_tool_uses_fork_copy) instead of at every
+// tools report.
 const SchemaVersion = 8
 
 // SchemaVersionKey is the Parquet key-value metadata key (and Arrow schema
@@ -252,8 +254,10 @@ var IngestIssuesTable = newTable(TableIngestIssues, "file_id, line_no NULLS FIRS
 // Its rows are those content_blocks rows joined with their entries'
 // columns, so the tool_calls view and `report tools` give the same answers
 // on both kinds of database.
-// Which entries are fork copies is worked out when the tools are reported
-// (queries/export.sql usage_mode_tool_calls), not at every ingest.
+// Which blocks belong to fork copies (fork_copy) is worked out once per
+// ingest that changes the files (queries/export.sql
+// derive_tool_uses_fork_copy), as entries.fork_copy_of is in ModeFull; the
+// tools report and the tool_calls view only filter on it.
 var ToolUsesTable = newTable(TableToolUses, "file_id, entry_index, block_index",
 	fileIDCol,
 	col("entry_index", tInt, notNull, "entries.entry_index of the block's entry"),
@@ -267,8 +271,9 @@ var ToolUsesTable = newTable(TableToolUses, "file_id, entry_index, block_index",
 	col("model_id", tString, null, "the entry's model (entries.model_id)"),
 	col("byte_size", tBigint, null, "content_blocks.byte_size"),
 	col("is_error", tBool, null, "content_blocks.is_error"),
-	col("copy_key", tBigint, notNull, "entries.copy_key: the tools report and the tool_calls view leave out the blocks of entries an older session holds too (fork copies), as entries.fork_copy_of does"),
+	col("copy_key", tBigint, notNull, "entries.copy_key: blocks of entries an older session holds too are fork copies (fork_copy), as entries.fork_copy_of decides"),
 	col("content_key", tBigint, null, "entries.content_key, compared like copy_key"),
+	col("fork_copy", tBool, notNull, "the block's entry is a fork copy: an older session (in session order) holds an entry with tool blocks and the same copy_key or content_key (as entries.fork_copy_of decides for all entries); the tools report and the tool_calls view leave these rows out"),
 )
 
 // Tables lists every exported table in load order (the tables of a

@@ -39,35 +39,47 @@ FROM (
 WHERE entries.file_id = d.file_id AND entries.entry_index = d.entry_index
   AND entries.fork_copy_of IS DISTINCT FROM d.fork_copy_of
 
--- name: tool_uses_fork_copy
--- The rows of tool_uses with fork_copy: the block's entry is a fork copy
--- when an older session (in session_order's order) holds an entry with the
--- same copy_key or content_key, as derive_fork_copies decides for entries;
--- only entries with tool blocks are compared (a fork copies an entry
--- verbatim, so a copy of such an entry has them too). Used by
--- usage_mode_tool_calls and by the tools report of a usage-mode database.
-SELECT t.*,
-       first_value(t.file_id) OVER (PARTITION BY t.copy_key ORDER BY o.ord, t.entry_index) <> t.file_id
-       OR coalesce(t.content_key IS NOT NULL
-                   AND first_value(t.file_id) OVER (PARTITION BY t.content_key ORDER BY o.ord, t.entry_index) <> t.file_id, false) AS fork_copy
-FROM tool_uses t
-JOIN (SELECT file_id, row_number() OVER (ORDER BY created_at ASC NULLS LAST, session_id, path) AS ord FROM sessions) o USING (file_id)
+-- name: derive_tool_uses_fork_copy
+-- tool_uses.fork_copy (a ModeUsage database, which has tool_uses instead
+-- of entries and content_blocks): the block's entry is a fork copy when
+-- the oldest file (in session_order's order) holding an entry with tool
+-- blocks and the same copy_key, or the same content_key, is another file,
+-- as derive_fork_copies decides for entries (a fork copies an entry
+-- verbatim, so a copy of an entry with tool blocks has them too). The
+-- oldest file of a key is arg_min(file_id, ord): ord numbers the files
+-- one by one (session_order), so there is no tie. Computed here, once per
+-- ingest that changes the files, rather than at every tools report; the
+-- tools report and usage_mode_tool_calls filter on NOT fork_copy.
+UPDATE tool_uses SET fork_copy = d.fork_copy
+FROM (
+  SELECT t.file_id, t.entry_index, t.block_index,
+         a.first_file <> t.file_id OR coalesce(b.first_file <> t.file_id, false) AS fork_copy
+  FROM tool_uses t
+  JOIN (SELECT u.copy_key, arg_min(u.file_id, o.ord) AS first_file
+        FROM tool_uses u JOIN session_order o USING (file_id)
+        GROUP BY u.copy_key) a ON a.copy_key = t.copy_key
+  LEFT JOIN (SELECT u.content_key, arg_min(u.file_id, o.ord) AS first_file
+             FROM tool_uses u JOIN session_order o USING (file_id)
+             WHERE u.content_key IS NOT NULL
+             GROUP BY u.content_key) b ON b.content_key = t.content_key
+) d
+WHERE tool_uses.file_id = d.file_id AND tool_uses.entry_index = d.entry_index
+  AND tool_uses.block_index = d.block_index
+  AND tool_uses.fork_copy IS DISTINCT FROM d.fork_copy
 
 -- name: usage_mode_tool_calls
 -- The tool_calls view (views.sql) of a usage-mode database, which has
 -- tool_uses instead of content_blocks and entries: the same query over the
--- same rows, fork copies as tool_uses_fork_copy marks them.
-WITH t AS (
-  {{tool_uses_fork_copy}}
-), calls AS (
+-- same rows, fork copies as derive_tool_uses_fork_copy marks them.
+WITH calls AS (
   SELECT file_id, tool_call_id, tool_name
-  FROM t
+  FROM tool_uses
   WHERE is_call AND NOT fork_copy
 ), results AS (
   SELECT file_id, tool_call_id,
          bool_or(is_error) AS is_error,
          sum(byte_size) AS output_bytes
-  FROM t
+  FROM tool_uses
   WHERE is_result AND NOT fork_copy
   GROUP BY file_id, tool_call_id
 )

@@ -75,9 +75,6 @@ func TestEmbeddedFiles(t *testing.T) {
 			t.Errorf("%s keeps an include: %q", s.Name, s.SQL)
 		}
 	}
-	if !strings.Contains(Export("usage_mode_tool_calls"), Export("tool_uses_fork_copy")) {
-		t.Error("usage_mode_tool_calls does not hold tool_uses_fork_copy")
-	}
 }
 
 func contains(s []string, v string) bool {

@@ -49,6 +49,9 @@ func RunBatch(ctx context.Context, opts Options, kinds []Kind, blocks *BlockOpti
 		if !ok {
 			return ErrNoExport
 		}
+		if err := m.current(); err != nil {
+			return err
+		}
 		files, err := problemFiles(ctx, db)
 		if err != nil {
 			return err

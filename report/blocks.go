@@ -205,6 +205,9 @@ func withDB(ctx context.Context, o *Options, r *Report, lockWait time.Duration, 
 		err = ErrNoExport
 	}
 	if err == nil {
+		err = m.current()
+	}
+	if err == nil {
 		r.Repriced = m.pricing != o.PricingID
 		err = fn(db, m)
 	}

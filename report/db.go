@@ -60,6 +60,18 @@ type dbMeta struct {
 	mode               export.Mode
 	noContent, withRaw bool
 	costMode, pricing  string
+	schemaVersion      int
+}
+
+// current returns an error when the database was written with another
+// schema than this sessions-etl writes (its columns may differ: report
+// --no-refresh on a cache of an older version); a refresh rebuilds it.
+func (m dbMeta) current() error {
+	if want := export.SchemaVersionOf(m.mode); m.schemaVersion != want {
+		return fmt.Errorf("the database was written by another version of sessions-etl (schema version %d; this one reads %d): run the report without --no-refresh to rebuild it",
+			m.schemaVersion, want)
+	}
+	return nil
 }
 
 // metaTable is export's state table. Export does not expose it; the report
@@ -98,6 +110,8 @@ func readMeta(ctx context.Context, db *sql.DB) (m dbMeta, ok bool, err error) {
 			m.costMode = v
 		case "pricing":
 			m.pricing = v
+		case "schema_version":
+			m.schemaVersion, _ = strconv.Atoi(v)
 		}
 	}
 	return m, true, rows.Err()

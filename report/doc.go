@@ -83,6 +83,6 @@
 // id), how many of those are errors (isError) and the bytes they returned.
 // Entries copied from an older session (fork copies) are left out, so a
 // forked call is counted once: in a full export, by entries.fork_copy_of;
-// in a usage-mode database, by the same rule applied when reporting to the
-// entries that have tool blocks (tool_uses.copy_key and content_key).
+// in a usage-mode database, by tool_uses.fork_copy, which the ingest derives
+// by the same rule among the entries that have tool blocks.
 package report

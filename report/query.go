@@ -10,7 +10,6 @@ import (
 
 	"github.com/sessions-etl/sessions-etl/export"
 	"github.com/sessions-etl/sessions-etl/pricing"
-	"github.com/sessions-etl/sessions-etl/queries"
 )
 
 // span is a stretch of time, from start on, during which a zone has one UTC
@@ -434,18 +433,16 @@ FROM sessions GROUP BY session_id`)
 // (ModeUsage).
 func toolSources(mode export.Mode) (ctes, timeTable string) {
 	if mode == export.ModeUsage {
-		// Fork copies as the usage-mode tool_calls view finds them.
-		return `t AS (
-` + queries.Export("tool_uses_fork_copy") + `
-),
-calls AS (
+		// Fork copies as the export marked them (tool_uses.fork_copy,
+		// queries/export.sql derive_tool_uses_fork_copy).
+		return `calls AS (
   SELECT file_id, tool_call_id, tool_name, timestamp AS ts, provider, model_id AS model
-  FROM t
+  FROM tool_uses
   WHERE is_call AND NOT fork_copy
 ),
 results AS (
   SELECT file_id, tool_call_id, bool_or(is_error) AS is_error, sum(byte_size) AS output_bytes
-  FROM t
+  FROM tool_uses
   WHERE is_result AND NOT fork_copy
   GROUP BY file_id, tool_call_id
 ),`, "tool_uses"

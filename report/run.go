@@ -119,6 +119,9 @@ func answerOn(ctx context.Context, o *Options, r *Report, db *sql.DB) error {
 	if !ok {
 		return ErrNoExport
 	}
+	if err := m.current(); err != nil {
+		return err
+	}
 	if r.Files, err = problemFiles(ctx, db); err != nil {
 		return err
 	}

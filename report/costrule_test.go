@@ -88,7 +88,7 @@ func TestCostRuleEncodingsAgree(t *testing.T) {
 			}
 			// The report's encoding over the same rows.
 			cost, src := costSQL(mode)
-			reportRows := rows(key+`coalesce(`+src+`, 'unpriced'), CASE WHEN `+src+` IS NULL THEN NULL ELSE `+cost+` END FROM (
+			reportRows := rows(key + `coalesce(` + src + `, 'unpriced'), CASE WHEN ` + src + ` IS NULL THEN NULL ELSE ` + cost + ` END FROM (
 				SELECT *, recorded_cost_total AS rec,
 				       CASE WHEN kind = 'session_summary' THEN NULL ELSE calculated_cost_total END AS calc
 				FROM usage)`)

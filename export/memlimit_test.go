@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 
@@ -36,3 +37,58 @@ func TestExportFinishesUnderTightMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageDenseExportNeedsNoRetry (finding 15): the first export of a
+// usage-dense home finishes under DuckDB's memory limit at the first try
+// (MemoryRetries 0). A retry is a way to finish, not the plan: the run it
+// repeats is wasted time and runs at a higher limit, which is where a
+// 1 GB usage-dense home's 510 MiB peak came from (the step that ran out
+// was derive_fork_copies, inside the loading transaction). fork_copy_of
+// and counted are those of an export without a tight limit.
+func TestUsageDenseExportNeedsNoRetry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: exports a 2000-session usage-dense home twice")
+	}
+	home := filepath.Join(t.TempDir(), "home")
+	if _, err := synth.Generate(context.Background(), synth.Options{Out: home, Sessions: usageDenseSessions, Seed: 1, Profile: synth.ProfileUsageDense}); err != nil {
+		t.Fatal(err)
+	}
+	roots := []ingest.Root{{Path: home, Recursive: true}}
+	refDB, tightDB := filepath.Join(t.TempDir(), "ref.duckdb"), filepath.Join(t.TempDir(), "tight.duckdb")
+	if _, err := Run(context.Background(), Options{Roots: roots, Workers: 2, DuckDBPath: refDB, MemoryLimit: "1GB"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Run(context.Background(), Options{Roots: roots, Workers: 2, DuckDBPath: tightDB, MemoryLimit: usageDenseLimit})
+	if err != nil {
+		t.Fatalf("export with a %s limit: %v", usageDenseLimit, err)
+	}
+	if got.MemoryRetries != 0 {
+		t.Errorf("the export ran %d more times, finishing at a %s limit; want one run at %s", got.MemoryRetries, got.MemoryLimit, usageDenseLimit)
+	}
+	const q = `SELECT count(fork_copy_of), hash(string_agg(coalesce(fork_copy_of, '-'), ',' ORDER BY f.path, e.entry_index)),
+	  (SELECT hash(string_agg(counted::VARCHAR || coalesce(duplicate_of_session_id, '-'), ',' ORDER BY f.path, u.entry_index)) FROM usage u JOIN files f USING (file_id))
+	  FROM entries e JOIN files f USING (file_id)`
+	var res [2][3]any
+	for i, path := range []string{refDB, tightDB} {
+		db, err := sql.Open("duckdb", path+"?access_mode=READ_ONLY")
+		if err != nil {
+			t.Fatal(err)
+		}
+		queryOne(t, db, q, &res[i][0], &res[i][1], &res[i][2])
+		closeDB(t, db)
+	}
+	if res[0] != res[1] {
+		t.Errorf("fork copies, their hash and counted's hash: %v under %s, %v without a tight limit", res[1], usageDenseLimit, res[0])
+	}
+	if n, _ := res[0][0].(int64); n == 0 {
+		t.Errorf("the usage-dense home has no fork copies: the test needs some")
+	}
+}
+
+// The home and limit of TestUsageDenseExportNeedsNoRetry: the export
+// before the fix ran out of memory in derive_fork_copies there and ran
+// again. (At 40 MB the next step to run out is derive_rollups.)
+const (
+	usageDenseSessions = 2000
+	usageDenseLimit    = "48MB"
+)

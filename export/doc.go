@@ -121,7 +121,9 @@
 // details.results[] item carries its usage (rollup_part k) and a rest row
 // (rollup_part 0). Read in part, it counts the parts of the children not
 // read and the rest, which derive_rollup_rest reduces to the roll-up less
-// the parts and the children read without one, so each spend counts once.
+// the parts and the children read without one, so each spend counts once
+// (its calculated cost: its tokens at the roll-up's rates, so a rest with
+// no token and no recorded cost left is nothing and does not count).
 // These columns are recomputed with SQL (queries/export.sql) after every
 // run that changed a file.
 //

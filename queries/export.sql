@@ -316,16 +316,22 @@ WHERE usage.file_id = r.file_id AND usage.entry_index = r.entry_index AND usage.
 -- name: derive_rollup_rest
 -- The rest row (rollup_part 0) of a roll-up naming several children
 -- (SPEC.md §7.3). When some but not all of its children were read, each of
--- its token counts and recorded and calculated costs is the roll-up's less
--- what stands for its children elsewhere, never below 0: every part the
--- roll-up gives (rollup_part k ≥ 1, counted or not), and for each child
--- read that has no part, the child session's counted usage (as recorded
--- cost its recorded, else calculated, cost; as calculated cost the
--- reverse). So a roll-up read in part counts each spend once: the children
--- read through their own records, the others through their parts, and
--- through the rest what no part names. Otherwise the rest row is a copy of
--- the roll-up. The rest is covered (not counted) unless some but not all
--- children were read and something is left; counted follows (a copy stays
+-- its token counts and recorded costs is the roll-up's less what stands for
+-- its children elsewhere, never below 0: every part the roll-up gives
+-- (rollup_part k ≥ 1, counted or not), and for each child read that has no
+-- part, the child session's counted usage (as recorded cost its recorded,
+-- else calculated, cost). Its calculated costs are its tokens at the
+-- roll-up's rates (each kind's calculated cost in proportion to the tokens
+-- of that kind left), not a difference: the roll-up is priced as one
+-- request at the parent's model, so its long-context tier (a sum of
+-- children crossing 200k prompt tokens) or model differs from the parts'
+-- and children's, and a difference would leave a cost with no token behind
+-- it. So a roll-up read in part counts each spend once: the children read
+-- through their own records, the others through their parts, and through
+-- the rest what no part names. Otherwise the rest row is a copy of the
+-- roll-up. The rest is covered (not counted) unless some but not all
+-- children were read and something is left (a token or a recorded cost);
+-- counted follows (a copy stays
 -- uncounted: duplicate_of_session_id, derive_counted). A changed rest row
 -- is re-costed (cost_source '', then apply_cost_mode). Costs are rounded
 -- to 1e-9 USD, so that differences of sums leave no dust. Run after
@@ -385,12 +391,7 @@ FROM (
            sum(coalesce(recorded_cost_output, calculated_cost_output, 0)) AS rco,
            sum(coalesce(recorded_cost_cache_read, calculated_cost_cache_read, 0)) AS rcr,
            sum(coalesce(recorded_cost_cache_write, calculated_cost_cache_write, 0)) AS rcw,
-           sum(coalesce(recorded_cost_total, calculated_cost_total, 0)) AS rct,
-           sum(coalesce(calculated_cost_input, recorded_cost_input, 0)) AS cci,
-           sum(coalesce(calculated_cost_output, recorded_cost_output, 0)) AS cco,
-           sum(coalesce(calculated_cost_cache_read, recorded_cost_cache_read, 0)) AS ccr,
-           sum(coalesce(calculated_cost_cache_write, recorded_cost_cache_write, 0)) AS ccw,
-           sum(coalesce(calculated_cost_total, recorded_cost_total, 0)) AS cct
+           sum(coalesce(recorded_cost_total, calculated_cost_total, 0)) AS rct
     FROM (SELECT * FROM parts UNION ALL BY NAME SELECT * EXCLUDE (session_id) FROM read_unsplit)
     GROUP BY file_id, entry_index
   ), v AS (
@@ -405,18 +406,39 @@ FROM (
            CASE WHEN w.partial THEN greatest(0, round(w.recorded_cost_output - coalesce(s.rco, 0), 9)) ELSE w.recorded_cost_output END AS rco,
            CASE WHEN w.partial THEN greatest(0, round(w.recorded_cost_cache_read - coalesce(s.rcr, 0), 9)) ELSE w.recorded_cost_cache_read END AS rcr,
            CASE WHEN w.partial THEN greatest(0, round(w.recorded_cost_cache_write - coalesce(s.rcw, 0), 9)) ELSE w.recorded_cost_cache_write END AS rcw,
-           CASE WHEN w.partial THEN greatest(0, round(w.recorded_cost_total - coalesce(s.rct, 0), 9)) ELSE w.recorded_cost_total END AS rct,
-           CASE WHEN w.partial THEN greatest(0, round(w.calculated_cost_input - coalesce(s.cci, 0), 9)) ELSE w.calculated_cost_input END AS cci,
-           CASE WHEN w.partial THEN greatest(0, round(w.calculated_cost_output - coalesce(s.cco, 0), 9)) ELSE w.calculated_cost_output END AS cco,
-           CASE WHEN w.partial THEN greatest(0, round(w.calculated_cost_cache_read - coalesce(s.ccr, 0), 9)) ELSE w.calculated_cost_cache_read END AS ccr,
-           CASE WHEN w.partial THEN greatest(0, round(w.calculated_cost_cache_write - coalesce(s.ccw, 0), 9)) ELSE w.calculated_cost_cache_write END AS ccw,
-           CASE WHEN w.partial THEN greatest(0, round(w.calculated_cost_total - coalesce(s.cct, 0), 9)) ELSE w.calculated_cost_total END AS cct
+           CASE WHEN w.partial THEN greatest(0, round(w.recorded_cost_total - coalesce(s.rct, 0), 9)) ELSE w.recorded_cost_total END AS rct
     FROM w LEFT JOIN stand s USING (file_id, entry_index)
+  ), c AS (
+    -- calculated costs: the rest's tokens at the roll-up's rates (not a
+    -- difference of prices: the roll-up is priced as one request at the
+    -- parent's model, so its long-context tier or model can differ from the
+    -- parts' and the children's, and a difference would leave a cost with
+    -- no token behind it)
+    SELECT v.*,
+           CASE WHEN v.partial THEN CASE WHEN w.input > 0 THEN round(w.calculated_cost_input * v.input / w.input, 9)
+                                         ELSE w.calculated_cost_input * 0 END
+                ELSE w.calculated_cost_input END AS cci,
+           CASE WHEN v.partial THEN CASE WHEN w.output > 0 THEN round(w.calculated_cost_output * v.output / w.output, 9)
+                                         ELSE w.calculated_cost_output * 0 END
+                ELSE w.calculated_cost_output END AS cco,
+           CASE WHEN v.partial THEN CASE WHEN w.cache_read > 0 THEN round(w.calculated_cost_cache_read * v.cache_read / w.cache_read, 9)
+                                         ELSE w.calculated_cost_cache_read * 0 END
+                ELSE w.calculated_cost_cache_read END AS ccr,
+           CASE WHEN v.partial THEN CASE WHEN w.cache_write > 0 THEN round(w.calculated_cost_cache_write * v.cache_write / w.cache_write, 9)
+                                         ELSE w.calculated_cost_cache_write * 0 END
+                ELSE w.calculated_cost_cache_write END AS ccw,
+           w.calculated_cost_total AS whole_cct
+    FROM v JOIN w USING (file_id, entry_index)
   )
-  SELECT *,
+  SELECT * EXCLUDE (whole_cct),
+         CASE WHEN partial AND whole_cct IS NOT NULL
+              THEN round(coalesce(cci, 0) + coalesce(cco, 0) + coalesce(ccr, 0) + coalesce(ccw, 0), 9)
+              ELSE whole_cct END AS cct,
+         -- nothing left: no token and no recorded cost (a calculated cost
+         -- is a price of tokens, so it is 0 too)
          NOT partial OR (input = 0 AND output = 0 AND cache_read = 0 AND cache_write = 0 AND total_tokens = 0
-                         AND coalesce(rct, 0) = 0 AND coalesce(cct, 0) = 0) AS covered
-  FROM v
+                         AND coalesce(rct, 0) = 0) AS covered
+  FROM c
 ) d
 WHERE usage.file_id = d.file_id AND usage.entry_index = d.entry_index AND usage.rollup_part = 0
   AND (usage.input IS DISTINCT FROM d.input OR usage.output IS DISTINCT FROM d.output

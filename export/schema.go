@@ -25,8 +25,9 @@ import (
 // and groups records by message.responseModel (usage.requested_model keeps
 // message.model) and prices 1-hour cache writes (usage.cache_write_1h); 7
 // recognises roll-ups naming several children and roll-ups named only by
-// their tool call (usage.rollup_link; SPEC.md §7.3).
-const SchemaVersion = 7
+// their tool call (usage.rollup_link; SPEC.md §7.3); 8 stores UTC-aware
+// timestamps (DuckDB TIMESTAMPTZ, Parquet isAdjustedToUTC=true; §7.7).
+const SchemaVersion = 8
 
 // SchemaVersionKey is the Parquet key-value metadata key (and Arrow schema
 // metadata key) holding SchemaVersion.
@@ -64,14 +65,15 @@ type Table struct {
 }
 
 // Arrow types used by the tables: timestamps are UTC instants in
-// microseconds, stored without a zone (DuckDB TIMESTAMP, SPEC.md §3).
+// microseconds, UTC-aware (DuckDB TIMESTAMPTZ, Parquet TIMESTAMP(MICROS,
+// isAdjustedToUTC=true); SPEC.md §3, §7.7).
 var (
 	tBigint    = arrow.PrimitiveTypes.Int64
 	tInt       = arrow.PrimitiveTypes.Int32
 	tDouble    = arrow.PrimitiveTypes.Float64
 	tBool      = arrow.FixedWidthTypes.Boolean
 	tString    = arrow.BinaryTypes.String
-	tTimestamp = &arrow.TimestampType{Unit: arrow.Microsecond}
+	tTimestamp = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
 )
 
 func col(name string, t arrow.DataType, nullable bool, doc string) Column {
@@ -299,7 +301,7 @@ func duckType(t arrow.DataType) string {
 	case arrow.STRING:
 		return "VARCHAR"
 	case arrow.TIMESTAMP:
-		return "TIMESTAMP"
+		return "TIMESTAMP WITH TIME ZONE" // TIMESTAMPTZ
 	}
 	panic(fmt.Sprintf("export: no DuckDB type for Arrow %s", t))
 }

@@ -93,7 +93,7 @@ func openStore(ctx context.Context, path string, cfg map[string]string, rowGroup
 			return err
 		}
 	}
-	connector, err := duckdb.NewConnector(dsn(source, cfg), init)
+	connector, err := NewConnector(dsn(source, cfg), init)
 	if err != nil {
 		return nil, fmt.Errorf("duckdb %s: %w", path, err)
 	}

@@ -164,7 +164,7 @@ func reportDatabases(ctx context.Context, dir string) []reportDB {
 	var out []reportDB
 	for _, p := range paths {
 		d := reportDB{path: p, note: "paths not recorded"}
-		if db, err := sql.Open("duckdb", p+"?access_mode=READ_ONLY"); err == nil {
+		if db, err := export.OpenDB(p + "?access_mode=READ_ONLY"); err == nil {
 			info, ok, err := export.ReadInfo(ctx, db)
 			switch {
 			case err != nil:
@@ -219,7 +219,7 @@ func runQuery(cmd *cobra.Command, ios *IO, opts *queryOptions, query string, pat
 	if err != nil {
 		return err
 	}
-	db, err := sql.Open("duckdb", path+"?access_mode=READ_ONLY")
+	db, err := export.OpenDB(path + "?access_mode=READ_ONLY")
 	if err != nil {
 		return fmt.Errorf("duckdb %s: %w", path, err)
 	}

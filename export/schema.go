@@ -85,7 +85,15 @@ const (
 	notNull = false
 )
 
+// MachineColumn is the last column of every table: the --machine name of
+// the export (SPEC.md §7.7; default the host name). The rows of one export
+// share it; the loader adds it (the row producers give the other columns).
+const MachineColumn = "machine"
+
+var machineCol = col(MachineColumn, tString, notNull, "the exporting machine (--machine, default the host name; SPEC.md §7.7); in a partitioned Parquet root, the machine=NAME directory instead")
+
 func newTable(name, orderBy string, cols ...Column) *Table {
+	cols = append(cols, machineCol)
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		fields[i] = arrow.Field{Name: c.Name, Type: c.Type, Nullable: c.Nullable}
@@ -323,6 +331,10 @@ func (t *Table) CreateSQL() string {
 	b.WriteString(")")
 	return b.String()
 }
+
+// dataColumns is how many values a row producer gives: every column but
+// the machine.
+func (t *Table) dataColumns() int { return len(t.Columns) - 1 }
 
 // ColumnList returns the column names joined by ", ".
 func (t *Table) ColumnList() string {

@@ -1,0 +1,270 @@
+package export
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// teamSession is a v4 session file with one assistant record per
+// timestamp (input 100 + i, output 10).
+func teamSession(id string, stamps ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"type":"session","version":4,"id":%q,"createdAt":%q,"cwd":"/w/p"}`+"\n", id, stamps[0])
+	parent := "null"
+	for i, ts := range stamps {
+		eid := fmt.Sprintf("e%s%02d", id[:8], i)
+		b.WriteString(assistantLine(eid, parent, ts, int64(100+i), 10) + "\n")
+		parent = `"` + eid + `"`
+	}
+	return b.String()
+}
+
+// machineHome writes a home for machine k: session k with one record in
+// March 2026 and k+1 in April 2026 (k+2 records in all).
+func machineHome(t *testing.T, k int) string {
+	home := t.TempDir()
+	stamps := []string{"2026-03-15T12:00:00.000Z"}
+	for i := 0; i <= k; i++ {
+		stamps = append(stamps, fmt.Sprintf("2026-04-%02dT08:00:00.000Z", i+1))
+	}
+	writeFile(t, filepath.Join(home, "s.jsonl"), teamSession(fmt.Sprintf("%08d-0000-4000-8000-000000000000", k), stamps...))
+	return home
+}
+
+// exportMachine exports home as machine m into the shared root.
+func exportMachine(t *testing.T, root, work, m, by string, home string, tweak func(*Options)) error {
+	t.Helper()
+	rts, err := pathRoots(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Roots: rts, Workers: 2, ParquetDir: root, Machine: m, PartitionBy: by, WorkDir: filepath.Join(work, m)}
+	if tweak != nil {
+		tweak(&opts)
+	}
+	_, err = Run(context.Background(), opts)
+	return err
+}
+
+// rawDuckDB is duckdb-go's own connector, not this package's: what a data
+// person's DuckDB does with the root.
+func rawDuckDB(t *testing.T) *sql.DB {
+	t.Helper()
+	c, err := duckdb.NewConnector("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// machineRecords reads the usage dataset of the root with hive
+// partitioning: records per machine and month.
+func machineRecords(t *testing.T, root string) []string {
+	t.Helper()
+	db := rawDuckDB(t)
+	return queryStrings(t, db, "SELECT machine, month, count(*), sum(input) FROM read_parquet('"+
+		filepath.Join(root, "usage", "**", "*.parquet")+"', hive_partitioning=true) GROUP BY ALL ORDER BY ALL")
+}
+
+// wantRecords is machineRecords' answer for machines m0…m(n-1) of
+// machineHome, each given as (machine name, k).
+func wantRecords(ms map[string]int) []string {
+	var out []string
+	for m, k := range ms {
+		out = append(out, fmt.Sprintf("%s|2026-03|1|100", m))
+		in := 0
+		for i := 1; i <= k+1; i++ {
+			in += 100 + i
+		}
+		out = append(out, fmt.Sprintf("%s|2026-04|%d|%d", m, k+1, in))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func checkRoot(t *testing.T, root string, ms map[string]int) {
+	t.Helper()
+	got, want := machineRecords(t, root), wantRecords(ms)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("usage per machine and month:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for m := range ms {
+		parts, _ := filepath.Glob(filepath.Join(root, "usage", "machine="+m, "month=2026-04", "part-*.parquet"))
+		if len(parts) == 0 {
+			t.Errorf("no usage/machine=%s/month=2026-04/part-*.parquet", m)
+		}
+		for _, tb := range Tables {
+			if fi, err := os.Stat(filepath.Join(root, tb.Name, "machine="+m)); err != nil || !fi.IsDir() {
+				t.Errorf("%s/machine=%s: %v", tb.Name, m, err)
+			}
+		}
+	}
+	// Every table reads with hive partitioning; the files do not repeat
+	// the partition columns.
+	db := rawDuckDB(t)
+	for _, tb := range Tables {
+		var n int64
+		queryOne(t, db, "SELECT count(DISTINCT machine) FROM read_parquet('"+filepath.Join(root, tb.Name, "**", "*.parquet")+"', hive_partitioning=true, union_by_name=true)", &n)
+		if tb != IngestIssuesTable && tb != ContentBlocksTable && n != int64(len(ms)) {
+			t.Errorf("%s: %d machines; want %d", tb.Name, n, len(ms))
+		}
+	}
+	var sessions int64
+	queryOne(t, db, "SELECT count(*) FROM read_parquet('"+filepath.Join(root, "sessions", "**", "*.parquet")+"', hive_partitioning=true)", &sessions)
+	if sessions != int64(len(ms)) {
+		t.Errorf("%d sessions; want %d", sessions, len(ms))
+	}
+}
+
+// TestSharedRootMachines: two and five machines export one after another
+// into one root partitioned by month; the root reads with DuckDB's hive
+// partitioning as the union of their records.
+func TestSharedRootMachines(t *testing.T) {
+	for _, n := range []int{2, 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			root, work := t.TempDir(), t.TempDir()
+			ms := map[string]int{}
+			for k := range n {
+				m := fmt.Sprintf("m%d", k)
+				ms[m] = k
+				if err := exportMachine(t, root, work, m, PartitionMonth, machineHome(t, k), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			checkRoot(t, root, ms)
+		})
+	}
+}
+
+// TestSharedRootConcurrent: five machines export into one root at once,
+// and one of them twice at once (its lock serialises the two runs).
+func TestSharedRootConcurrent(t *testing.T) {
+	root, work := t.TempDir(), t.TempDir()
+	ms := map[string]int{}
+	homes := map[string]string{}
+	for k := range 5 {
+		m := fmt.Sprintf("m%d", k)
+		ms[m], homes[m] = k, machineHome(t, k)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	for m, home := range homes {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs <- exportMachine(t, root, work, m, PartitionMonth, home, nil) }()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); errs <- exportMachine(t, root, work, "m2", PartitionMonth, homes["m2"], nil) }()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	checkRoot(t, root, ms)
+}
+
+// TestSharedRootReexport: a machine's re-export replaces its partition
+// (a month that no longer has records disappears) and leaves the other
+// machines' alone; a run that fails before the swap (a killed run) leaves
+// the old partition whole and its staging directory to the next run.
+func TestSharedRootReexport(t *testing.T) {
+	root, work := t.TempDir(), t.TempDir()
+	if err := exportMachine(t, root, work, "a", PartitionMonth, machineHome(t, 2), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := exportMachine(t, root, work, "b", PartitionMonth, machineHome(t, 1), nil); err != nil {
+		t.Fatal(err)
+	}
+	checkRoot(t, root, map[string]int{"a": 2, "b": 1})
+
+	// a's home now holds only April records of another session.
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "n.jsonl"), teamSession("90000000-0000-4000-8000-000000000000", "2026-04-20T00:00:00.000Z"))
+	if err := exportMachine(t, root, work, "a", PartitionMonth, home, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a|2026-04|1|100", "b|2026-03|1|100", "b|2026-04|2|203"}
+	if got := machineRecords(t, root); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("after a's re-export: %v; want %v", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(root, "usage", "machine=a", "month=2026-03")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a's March partition is still there (%v)", err)
+	}
+
+	// A run of a that fails while it writes its partitions.
+	writeFile(t, filepath.Join(home, "o.jsonl"), teamSession("91000000-0000-4000-8000-000000000000", "2026-05-01T00:00:00.000Z"))
+	failed := errors.New("killed")
+	publishFault = func(table string) error {
+		if table == TableUsage {
+			// What a killed run leaves: a staging directory.
+			os.MkdirAll(filepath.Join(root, StagingDir, "machine=a-left"), 0o755)
+			return failed
+		}
+		return nil
+	}
+	err := exportMachine(t, root, work, "a", PartitionMonth, home, nil)
+	publishFault = nil
+	if !errors.Is(err, failed) {
+		t.Fatalf("export with a fault: %v; want the fault", err)
+	}
+	if got := machineRecords(t, root); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("after a failed run: %v; want the old partitions %v", got, want)
+	}
+	if err := exportMachine(t, root, work, "a", PartitionMonth, home, nil); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"a|2026-04|1|100", "a|2026-05|1|100", "b|2026-03|1|100", "b|2026-04|2|203"}
+	if got := machineRecords(t, root); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("after the next run: %v; want %v", got, want)
+	}
+	if left, _ := filepath.Glob(filepath.Join(root, StagingDir, "machine=a-*")); len(left) != 0 {
+		t.Errorf("staging left over: %v", left)
+	}
+}
+
+// TestSharedRootPartitionBy: day and source partitions, and the plain
+// machine partition.
+func TestSharedRootPartitionBy(t *testing.T) {
+	for by, want := range map[string][]string{
+		PartitionDay:     {"day=2026-03-15", "day=2026-04-01", "day=2026-04-02"},
+		PartitionSource:  {"source=custom"},
+		PartitionMachine: {"part-0.parquet"},
+	} {
+		t.Run(by, func(t *testing.T) {
+			root := t.TempDir()
+			if err := exportMachine(t, root, t.TempDir(), "a", by, machineHome(t, 1), nil); err != nil {
+				t.Fatal(err)
+			}
+			ents, err := os.ReadDir(filepath.Join(root, "usage", "machine=a"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range ents {
+				got = append(got, e.Name())
+			}
+			if strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("usage/machine=a holds %v; want %v", got, want)
+			}
+			var n, in int64
+			queryOne(t, rawDuckDB(t), "SELECT count(*), sum(input) FROM read_parquet('"+filepath.Join(root, "usage", "**", "*.parquet")+"', hive_partitioning=true) WHERE machine = 'a'", &n, &in)
+			if n != 3 || in != 100+101+102 {
+				t.Errorf("%d records, input %d; want 3, 303", n, in)
+			}
+		})
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	_ "embed"
+
 	"github.com/gofrs/flock"
 
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
@@ -136,6 +138,18 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 	}
 	sum.ElapsedMS += time.Since(start).Milliseconds()
 	return sum, nil
+}
+
+// ViewsFile is the file of portable SQL views every partitioned export
+// writes at the root (teamviews.sql).
+const ViewsFile = "views.sql"
+
+//go:embed teamviews.sql
+var teamViews string
+
+// TeamViewsSQL is the content of ViewsFile.
+func TeamViewsSQL() string {
+	return strings.ReplaceAll(teamViews, "{{VERSION}}", strconv.Itoa(SchemaVersion))
 }
 
 // DefaultWorkDir is the work directory of machine's exports into the
@@ -332,6 +346,13 @@ func publishMachine(ctx context.Context, root, flat, machine, by string, opts Op
 		}
 		if err := fstx.SyncDir(dir); err != nil {
 			return fmt.Errorf("parquet %s: %w", dir, err)
+		}
+	}
+	// Every machine writes the same views; replaced atomically.
+	views := filepath.Join(root, ViewsFile)
+	if old, err := os.ReadFile(views); err != nil || string(old) != TeamViewsSQL() {
+		if err := fstx.WriteBytes(views, []byte(TeamViewsSQL()), createdFilePerm(root)); err != nil {
+			return fmt.Errorf("parquet %s: %w", views, err)
 		}
 	}
 	return nil

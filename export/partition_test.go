@@ -268,3 +268,87 @@ func TestSharedRootPartitionBy(t *testing.T) {
 		})
 	}
 }
+
+// session writes a v4 session file: header id and createdAt, then the
+// records given as (entry id, timestamp, input).
+type rec struct {
+	id, ts string
+	in     int64
+}
+
+func sessionFile(id, created string, recs ...rec) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"type":"session","version":4,"id":%q,"createdAt":%q,"cwd":"/w/team"}`+"\n", id, created)
+	parent := "null"
+	for _, r := range recs {
+		b.WriteString(assistantLine(r.id, parent, r.ts, r.in, 1) + "\n")
+		parent = `"` + r.id + `"`
+	}
+	return b.String()
+}
+
+// TestSharedRootViews: the root's views.sql, run by DuckDB itself (not by
+// this package's queries), counts a record held by two machines once: a
+// session synced to both, a fork continued on the other machine; a session
+// id reused on two machines for different entries counts both. Days are
+// UTC whatever the session's zone.
+func TestSharedRootViews(t *testing.T) {
+	const (
+		s1 = "10000000-0000-4000-8000-000000000001"
+		s2 = "20000000-0000-4000-8000-000000000002"
+		s3 = "30000000-0000-4000-8000-000000000003"
+		s4 = "40000000-0000-4000-8000-000000000004"
+	)
+	e1 := rec{"e1", "2026-03-01T23:30:00.000Z", 1000} // 2026-03-02 00:30 in Paris
+	e2 := rec{"e2", "2026-03-02T10:00:00.000Z", 2000}
+	a, b := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(a, "s1.jsonl"), sessionFile(s1, "2026-03-01T23:00:00.000Z", e1, e2))
+	writeFile(t, filepath.Join(a, "s3.jsonl"), sessionFile(s3, "2026-03-03T00:00:00.000Z", rec{"x1", "2026-03-03T01:00:00.000Z", 30000}))
+	// b: the synced copy of s1, a fork of s1 continued on b, s2, and s3's id
+	// with a different entry.
+	writeFile(t, filepath.Join(b, "s1.jsonl"), sessionFile(s1, "2026-03-01T23:00:00.000Z", e1, e2))
+	writeFile(t, filepath.Join(b, "s4.jsonl"), sessionFile(s4, "2026-03-05T00:00:00.000Z", e1, e2, rec{"e3", "2026-03-05T01:00:00.000Z", 400000}))
+	writeFile(t, filepath.Join(b, "s2.jsonl"), sessionFile(s2, "2026-03-04T00:00:00.000Z",
+		rec{"y1", "2026-03-04T01:00:00.000Z", 5000000}, rec{"y2", "2026-03-04T02:00:00.000Z", 60000000}))
+	writeFile(t, filepath.Join(b, "s3.jsonl"), sessionFile(s3, "2026-03-03T00:00:00.000Z", rec{"x2", "2026-03-03T02:00:00.000Z", 700000000}))
+
+	root, work := t.TempDir(), t.TempDir()
+	for m, home := range map[string]string{"a": a, "b": b} {
+		if err := exportMachine(t, root, work, m, PartitionMonth, home, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	views, err := os.ReadFile(filepath.Join(root, ViewsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, zone := range []string{"UTC", "Europe/Paris"} {
+		db := openZone(t, "", zone)
+		if _, err := db.Exec("SET file_search_path = '" + root + "'"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(string(views)); err != nil {
+			t.Fatalf("views.sql: %v", err)
+		}
+		var n, in int64
+		queryOne(t, db, "SELECT count(*), sum(input) FROM counted_usage", &n, &in)
+		if n != 7 || in != 1000+2000+30000+400000+5000000+60000000+700000000 {
+			t.Errorf("%s: counted_usage %d records, input %d; want 7, 765433000", zone, n, in)
+		}
+		got := queryStrings(t, db, "SELECT machine, records, total_tokens FROM machine_usage ORDER BY machine")
+		want := []string{"a|3|33003", "b|4|765400004"}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("%s: machine_usage %v; want %v", zone, got, want)
+		}
+		got = queryStrings(t, db, "SELECT CAST(day AS VARCHAR), records FROM daily_usage ORDER BY day")
+		want = []string{"2026-03-01|1", "2026-03-02|1", "2026-03-03|2", "2026-03-04|2", "2026-03-05|1"}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("%s: daily_usage %v; want %v", zone, got, want)
+		}
+		var project string
+		queryOne(t, db, "SELECT project || '|' || records FROM project_usage", &project)
+		if project != "team|7" {
+			t.Errorf("%s: project_usage %s; want team|7", zone, project)
+		}
+	}
+}

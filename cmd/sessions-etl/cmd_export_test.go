@@ -160,3 +160,33 @@ func TestQueryOnReportDatabase(t *testing.T) {
 		t.Errorf("entries after the export: exit %d, %q, %q", code, stdout, stderr)
 	}
 }
+
+// TestExportSharedRoot: two machines export into one partitioned root;
+// bad --partition-by use is a usage error.
+func TestExportSharedRoot(t *testing.T) {
+	root, work := t.TempDir(), t.TempDir()
+	for m, home := range map[string]string{"a": exportCases + "/c07-early-v4-and-fork-counted-once/home", "b": exportCases + "/c13-prime-child-usage"} {
+		code, stdout, stderr := runCLI(t, t.TempDir(), "export", "--parquet", root, "--partition-by", "month", "--machine", m,
+			"--work-dir", filepath.Join(work, m), home)
+		if code != ExitOK {
+			t.Fatalf("export %s exit %d\n%s\n%s", m, code, stdout, stderr)
+		}
+	}
+	for _, p := range []string{"usage/machine=a", "usage/machine=b", "sessions/machine=a", "views.sql"} {
+		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if parts, _ := filepath.Glob(filepath.Join(root, "usage", "machine=a", "month=*", "part-*.parquet")); len(parts) == 0 {
+		t.Error("no usage/machine=a/month=*/part-*.parquet")
+	}
+	for _, args := range [][]string{
+		{"export", "--parquet", root, "--partition-by", "week", exportCases + "/c13-prime-child-usage"},
+		{"export", "--duckdb", filepath.Join(work, "x.duckdb"), "--partition-by", "month", exportCases + "/c13-prime-child-usage"},
+		{"export", "--parquet", root, "--partition-by", "month", "--machine", "../x", exportCases + "/c13-prime-child-usage"},
+	} {
+		if code, _, stderr := runCLI(t, t.TempDir(), args...); code != ExitUsage {
+			t.Errorf("%v: exit %d (%s); want %d", args, code, stderr, ExitUsage)
+		}
+	}
+}

@@ -318,6 +318,31 @@ func TestSharedRootViews(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The same machines in two roots of their own.
+	rootA, rootB := t.TempDir(), t.TempDir()
+	if err := exportMachine(t, rootA, t.TempDir(), "a", PartitionDay, a, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := exportMachine(t, rootB, t.TempDir(), "b", PartitionDay, b, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, roots := range [][]string{{root}, {rootA, rootB}} {
+		db, err := OpenRoots(t.Context(), roots, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n, in, files int64
+		queryOne(t, db, "SELECT count(*), sum(input) FROM counted_usage", &n, &in)
+		queryOne(t, db, "SELECT count(DISTINCT file_id) FROM usage", &files)
+		if n != 7 || in != 765433000 || files != 6 {
+			t.Errorf("OpenRoots(%d roots): counted_usage %d records, input %d, %d files; want 7, 765433000, 6", len(roots), n, in, files)
+		}
+		got := queryStrings(t, db, "SELECT machine, count(*) FROM counted_usage GROUP BY ALL ORDER BY ALL")
+		if strings.Join(got, ",") != "a|3,b|4" {
+			t.Errorf("OpenRoots(%d roots): counted per machine %v; want a|3,b|4", len(roots), got)
+		}
+		db.Close()
+	}
 	views, err := os.ReadFile(filepath.Join(root, ViewsFile))
 	if err != nil {
 		t.Fatal(err)

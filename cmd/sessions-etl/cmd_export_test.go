@@ -190,3 +190,43 @@ func TestExportSharedRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestReportFrom: two machines hold the same home (a synced copy) and one
+// more store; `report --from ROOT` counts each record once, as a report
+// over the union of the session files does, whether the machines share a
+// root or each has its own.
+func TestReportFrom(t *testing.T) {
+	c07, c13 := exportCases+"/c07-early-v4-and-fork-counted-once/home", exportCases+"/c13-prime-child-usage"
+	shared, rootA, rootB := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, e := range []struct {
+		root, m string
+		homes   []string
+	}{{shared, "a", []string{c07}}, {shared, "b", []string{c07, c13}}, {rootA, "a", []string{c07}}, {rootB, "b", []string{c07, c13}}} {
+		args := append([]string{"export", "--parquet", e.root, "--partition-by", "day", "--machine", e.m, "--work-dir", t.TempDir()}, e.homes...)
+		if code, stdout, stderr := runCLI(t, t.TempDir(), args...); code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
+		}
+	}
+	for _, kind := range []string{"daily", "model", "session"} {
+		code, want, stderr := runCLI(t, t.TempDir(), "report", kind, "--json", "--tz", "Europe/Paris", "--db", filepath.Join(t.TempDir(), "r.duckdb"), c07, c13)
+		if code != ExitOK {
+			t.Fatalf("report %s: exit %d: %s", kind, code, stderr)
+		}
+		for _, from := range [][]string{{"--from", shared}, {"--from", rootA, "--from", rootB}} {
+			code, got, stderr := runCLI(t, t.TempDir(), append([]string{"report", kind, "--json", "--tz", "Europe/Paris"}, from...)...)
+			if code != ExitOK {
+				t.Fatalf("report %s %v: exit %d: %s", kind, from, code, stderr)
+			}
+			if kind == "session" {
+				continue // session paths differ: totals below
+			}
+			if got != want {
+				t.Errorf("report %s %v:\n%s\nwant (the session files' report):\n%s", kind, from, got, want)
+			}
+		}
+	}
+	code, _, _ := runCLI(t, t.TempDir(), "report", "daily", "--from", shared, c07)
+	if code != ExitUsage {
+		t.Errorf("--from with a PATH: exit %d; want %d", code, ExitUsage)
+	}
+}

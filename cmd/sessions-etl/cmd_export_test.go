@@ -230,3 +230,29 @@ func TestReportFrom(t *testing.T) {
 		t.Errorf("--from with a PATH: exit %d; want %d", code, ExitUsage)
 	}
 }
+
+// TestQueryFrom: query --from reads a shared root's tables, usage.counted
+// across machines.
+func TestQueryFrom(t *testing.T) {
+	c07 := exportCases + "/c07-early-v4-and-fork-counted-once/home"
+	root := t.TempDir()
+	for _, m := range []string{"a", "b"} {
+		if code, stdout, stderr := runCLI(t, t.TempDir(), "export", "--parquet", root, "--partition-by", "month", "--machine", m, "--work-dir", t.TempDir(), c07); code != ExitOK {
+			t.Fatalf("export %s: exit %d\n%s\n%s", m, code, stdout, stderr)
+		}
+	}
+	db := filepath.Join(t.TempDir(), "one.duckdb")
+	if code, _, stderr := runCLI(t, t.TempDir(), "export", "--duckdb", db, c07); code != ExitOK {
+		t.Fatal(stderr)
+	}
+	const q = "SELECT count(*) AS n, sum(input) AS input FROM counted_usage"
+	_, want, _ := runCLI(t, t.TempDir(), "query", "--duckdb", db, "--csv", q)
+	code, got, stderr := runCLI(t, t.TempDir(), "query", "--from", root, "--csv", q)
+	if code != ExitOK || got != want {
+		t.Errorf("query --from: exit %d (%s):\n%s\nwant (one machine's database):\n%s", code, stderr, got, want)
+	}
+	code, got, _ = runCLI(t, t.TempDir(), "query", "--from", root, "--csv", "SELECT count(DISTINCT machine) AS m FROM usage")
+	if code != ExitOK || got != "m\n2\n" {
+		t.Errorf("machines in usage: exit %d, %q; want 2", code, got)
+	}
+}

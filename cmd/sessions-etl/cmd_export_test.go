@@ -256,3 +256,28 @@ func TestQueryFrom(t *testing.T) {
 		t.Errorf("machines in usage: exit %d, %q; want 2", code, got)
 	}
 }
+
+// TestDashboardFrom: dashboard --from writes the page of a shared root,
+// with the total of the union of the machines' session files.
+func TestDashboardFrom(t *testing.T) {
+	c07, c13 := exportCases+"/c07-early-v4-and-fork-counted-once/home", exportCases+"/c13-prime-child-usage"
+	root := t.TempDir()
+	for m, homes := range map[string][]string{"a": {c07}, "b": {c07, c13}} {
+		args := append([]string{"export", "--parquet", root, "--partition-by", "month", "--machine", m, "--work-dir", t.TempDir()}, homes...)
+		if code, stdout, stderr := runCLI(t, t.TempDir(), args...); code != ExitOK {
+			t.Fatalf("export %s: exit %d\n%s\n%s", m, code, stdout, stderr)
+		}
+	}
+	dir := t.TempDir()
+	_, _, want := runCLI(t, t.TempDir(), "dashboard", "--tz", "UTC", "--db", filepath.Join(dir, "r.duckdb"), "--out", filepath.Join(dir, "a.html"), c07, c13)
+	code, _, got := runCLI(t, t.TempDir(), "dashboard", "--tz", "UTC", "--from", root, "--out", filepath.Join(dir, "b.html"))
+	total := func(s string) string {
+		if i := strings.Index(s, "(total "); i >= 0 {
+			return s[i : i+strings.IndexByte(s[i:], ')')+1]
+		}
+		return s
+	}
+	if code != ExitOK || total(got) != total(want) || !strings.Contains(want, "(total ") {
+		t.Errorf("dashboard --from: exit %d, %q; want %q", code, total(got), total(want))
+	}
+}

@@ -642,7 +642,7 @@ func TestOutputNotWritable(t *testing.T) {
 			}
 			return os.MkdirTemp(dir, pattern)
 		}
-		defer func() { mkdirTemp = os.MkdirTemp }()
+		defer func() { mkdirTemp = defaultMkdirTemp }()
 		opts := s.options(out)
 		opts.Roots, _ = pathRoots(home)
 		_, err := Run(context.Background(), opts)
@@ -656,7 +656,7 @@ func TestOutputNotWritable(t *testing.T) {
 		if len(left) != 0 {
 			t.Errorf("temporary directories left behind: %v", left)
 		}
-		mkdirTemp = os.MkdirTemp
+		mkdirTemp = defaultMkdirTemp
 		sum := runExport(t, s, out, []string{home}, nil)
 		if len(sum.ParquetTables) != len(Tables) {
 			t.Errorf("the run after the failure rewrote %v, want every dataset", sum.ParquetTables)

@@ -30,12 +30,13 @@ import (
 // contentWriter writes content_blocks rows into new part files in a
 // staging directory, in a goroutine of its own.
 type contentWriter struct {
-	dir  string
-	in   chan contentBatch
-	done chan error
-	pw   *partWriter
-	vals []driver.Value
-	err  error
+	dir     string
+	machine driver.Value // the machine column
+	in      chan contentBatch
+	done    chan error
+	pw      *partWriter
+	vals    []driver.Value
+	err     error
 }
 
 type contentBatch struct {
@@ -47,12 +48,12 @@ type contentBatch struct {
 // contentPartPrefix names the part files a run of generation gen writes.
 func contentPartPrefix(gen int64) string { return fmt.Sprintf("part-g%06d-", gen) }
 
-func newContentWriter(parent string, gen int64, alloc memory.Allocator) (*contentWriter, error) {
+func newContentWriter(parent string, gen int64, machine string, alloc memory.Allocator) (*contentWriter, error) {
 	dir, err := mkdirTemp(parent, "."+TableContentBlocks+".new-")
 	if err != nil {
 		return nil, err
 	}
-	cw := &contentWriter{dir: dir, in: make(chan contentBatch, 2), done: make(chan error, 1),
+	cw := &contentWriter{dir: dir, machine: machine, in: make(chan contentBatch, 2), done: make(chan error, 1),
 		pw: newPartWriter(dir, contentPartPrefix(gen), ContentBlocksTable, alloc, false)}
 	cw.pw.startAsync() // gathering rows and compressing row groups take about as long: overlap them
 	go cw.loop(cw.in)
@@ -67,7 +68,7 @@ func (cw *contentWriter) loop(in <-chan contentBatch) {
 		}
 		fid, sid := driver.Value(b.fileID), driver.Value(b.sessionID)
 		for i := range b.blocks {
-			cw.vals = b.blocks[i].values(cw.vals[:0], fid, sid)
+			cw.vals = append(b.blocks[i].values(cw.vals[:0], fid, sid), cw.machine)
 			if err = cw.pw.add(cw.vals); err != nil {
 				break
 			}

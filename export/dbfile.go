@@ -3,7 +3,6 @@ package export
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -57,7 +56,7 @@ func createDatabase(ctx context.Context, path string) error {
 		os.Remove(tmp)
 		os.Remove(tmp + ".wal")
 	}()
-	db, err := sql.Open("duckdb", tmp)
+	db, err := OpenDB(tmp)
 	if err != nil {
 		return err
 	}

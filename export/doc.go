@@ -61,8 +61,11 @@
 // (ReadMode); a run in the other mode rebuilds it from the files
 // (Summary.Rebuilt says why a run read every file).
 //
-// Timestamps are UTC instants in microseconds, stored without a zone
-// (DuckDB TIMESTAMP, Parquet timestamp with isAdjustedToUTC=false). Strings
+// Timestamps are UTC instants in microseconds, UTC-aware (DuckDB
+// TIMESTAMPTZ, Parquet TIMESTAMP(MICROS, isAdjustedToUTC=true), SPEC.md
+// §7.7). Every DuckDB connection the tool opens (NewConnector, OpenDB)
+// runs with TimeZone UTC, so that DuckDB's casts to DATE and date parts do
+// not depend on the machine's zone. Strings
 // are valid UTF-8: invalid bytes read as U+FFFD, as the agents read them.
 //
 // # What a file gives

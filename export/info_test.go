@@ -2,7 +2,6 @@ package export
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -55,7 +54,7 @@ func TestOlderRulesRebuilt(t *testing.T) {
 	runExport(t, sinks[0], out, []string{home}, nil)
 	// What the previous version left: one of the two records taken for a
 	// copy of the other, and its schema version.
-	db, err := sql.Open("duckdb", filepath.Join(out, "export.duckdb"))
+	db, err := OpenDB(filepath.Join(out, "export.duckdb"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func (ld *loader) flush(table string, vals []driver.Value) error {
 	if err := ap.append(vals); err != nil {
 		return err
 	}
-	ld.added[table] += int64(len(vals) / len(ap.t.Columns))
+	ld.added[table] += int64(len(vals) / ap.t.dataColumns())
 	return nil
 }
 

@@ -2,7 +2,6 @@ package export
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"testing"
 
@@ -70,7 +69,7 @@ func TestUsageDenseExportNeedsNoRetry(t *testing.T) {
 	  FROM entries e JOIN files f USING (file_id)`
 	var res [2][3]any
 	for i, path := range []string{refDB, tightDB} {
-		db, err := sql.Open("duckdb", path+"?access_mode=READ_ONLY")
+		db, err := OpenDB(path + "?access_mode=READ_ONLY")
 		if err != nil {
 			t.Fatal(err)
 		}

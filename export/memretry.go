@@ -16,7 +16,7 @@ const maxRetryMemory = 384 << 20
 // again — incrementally: what was committed stays — with the limit
 // doubled, up to 384 MB (or four doublings of a larger limit). The summary
 // says how often (MemoryRetries) and with which limit it finished.
-func Run(ctx context.Context, opts Options) (Summary, error) {
+func runRetry(ctx context.Context, opts Options) (Summary, error) {
 	limit := opts.MemoryLimit
 	if limit == "" {
 		limit = DefaultMemoryLimit

@@ -2,7 +2,6 @@ package export
 
 import (
 	"context"
-	"database/sql"
 	"slices"
 	"testing"
 )
@@ -12,7 +11,7 @@ import (
 // count; common table expressions, functions and tables that exist do
 // not; a catalog error is told by its type.
 func TestMissingTables(t *testing.T) {
-	db, err := sql.Open("duckdb", "")
+	db, err := OpenDB("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,12 +53,54 @@ const MarkerFile = "_sessions_etl.json"
 
 // Fault seams for tests.
 var (
-	mkdirTemp  = os.MkdirTemp
+	mkdirTemp  = defaultMkdirTemp
 	createFile = defaultCreateFile
 )
 
+// privateModes makes the Parquet directories and files the runs write
+// 0700 and 0600 (Options.Private) instead of 0777 and 0666 less the
+// umask. It is set by Run for the whole process while such a run writes.
+var privateModes atomic.Int32
+
+func dirPerm() os.FileMode {
+	if privateModes.Load() > 0 {
+		return 0o700
+	}
+	return 0o777
+}
+
+func filePerm() os.FileMode {
+	if privateModes.Load() > 0 {
+		return 0o600
+	}
+	return 0o666
+}
+
+// defaultMkdirTemp makes a staging directory with the dataset's final
+// mode: it is renamed into place (os.MkdirTemp's 0700 would lock out
+// every other reader of a shared root).
+func defaultMkdirTemp(dir, pattern string) (string, error) {
+	return fstx.MkdirTemp(dir, pattern, dirPerm())
+}
+
+// createdFilePerm is the mode os.OpenFile gives a new file in dir with
+// filePerm(): filePerm() less the umask, learnt from a probe directory
+// (reading the umask is not safe while other goroutines create files).
+func createdFilePerm(dir string) os.FileMode {
+	p, err := fstx.MkdirTemp(dir, ".mode-probe-", dirPerm())
+	if err != nil {
+		return filePerm() & 0o644
+	}
+	defer os.Remove(p)
+	fi, err := os.Stat(p)
+	if err != nil {
+		return filePerm() & 0o644
+	}
+	return fi.Mode().Perm() & filePerm()
+}
+
 func defaultCreateFile(name string) (*os.File, error) {
-	return os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	return os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, filePerm())
 }
 
 type marker struct {
@@ -194,7 +236,7 @@ func writeParquetSink(ctx context.Context, st *store, dir string, m meta, opts O
 	}
 	mk = &marker{SchemaVersion: SchemaVersion, Generation: m.generation, Tables: m.tableGen}
 	raw, _ := json.MarshalIndent(mk, "", "  ")
-	if err := fstx.WriteBytes(filepath.Join(dir, MarkerFile), append(raw, '\n'), 0o644); err != nil {
+	if err := fstx.WriteBytes(filepath.Join(dir, MarkerFile), append(raw, '\n'), createdFilePerm(dir)); err != nil {
 		return res, fmt.Errorf("parquet %s: %w", dir, err)
 	}
 	return res, nil

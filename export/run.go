@@ -138,6 +138,24 @@ type Options struct {
 	// per table). Empty: no Parquet sink.
 	ParquetDir string
 
+	// Machine is the machine column of every row (SPEC.md §7.7; the
+	// command's --machine, default the host name). A database made with
+	// another machine name is rebuilt. With PartitionBy it names the
+	// machine=NAME partition this export owns in ParquetDir.
+	Machine string
+	// PartitionBy selects the Parquet layout: "" (ParquetDir/<table>/part-…)
+	// or a partitioned root shared by several machines (partition.go):
+	// PartitionMachine, PartitionMonth, PartitionDay or PartitionSource.
+	PartitionBy string
+	// Private makes the Parquet directories 0700 and files 0600; otherwise
+	// they are 0777 and 0666 less the umask (0755 and 0644 under 022).
+	Private bool
+	// WorkDir, with PartitionBy, is this machine's own directory outside
+	// the shared root: the state database (without DuckDBPath) and the
+	// unpartitioned datasets each run updates incrementally and the
+	// partitions are made from. Required with PartitionBy.
+	WorkDir string
+
 	// Mode selects the tables ("" is ModeFull). A database made in another
 	// mode is rebuilt: every file is read again.
 	Mode      Mode
@@ -340,7 +358,7 @@ func runOnce(ctx context.Context, opts Options) (Summary, error) {
 		if opts.ParquetDir, err = filepath.Abs(opts.ParquetDir); err != nil {
 			return Summary{}, err
 		}
-		if err := os.MkdirAll(opts.ParquetDir, 0o755); err != nil {
+		if err := os.MkdirAll(opts.ParquetDir, dirPerm()); err != nil {
 			return Summary{}, fmt.Errorf("parquet %s: %w", opts.ParquetDir, err)
 		}
 	}
@@ -378,6 +396,7 @@ func runOnce(ctx context.Context, opts Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	st.machine = opts.Machine
 	r := &run{opts: opts, st: st, sum: Summary{StatePath: statePath, Mode: opts.Mode, DuckDBPath: opts.DuckDBPath, ParquetDir: opts.ParquetDir}}
 	if opts.ParquetDir != "" {
 		removeStaging(opts.ParquetDir) // leftovers of an interrupted run; the state database lock makes this run the only one
@@ -494,7 +513,7 @@ func (r *run) load(ctx context.Context) (err error) {
 	tables := mode.Tables()
 	cur := meta{schemaVersion: mode.schemaVersion(), mode: mode, noContent: opts.NoContent, withRaw: opts.WithRaw,
 		costMode: string(opts.CostMode), pricing: opts.pricingID(), viewsHash: viewsHash(mode), tableGen: map[string]int64{},
-		roots: rootPaths(opts.Roots)}
+		roots: rootPaths(opts.Roots), machine: opts.Machine}
 	switch {
 	case !ok:
 		r.sum.Rebuilt = "new database"
@@ -506,6 +525,8 @@ func (r *run) load(ctx context.Context) (err error) {
 		r.sum.Rebuilt = "content options"
 	case prev.pricing != cur.pricing:
 		r.sum.Rebuilt = "pricing"
+	case prev.machine != cur.machine:
+		r.sum.Rebuilt = "machine"
 	case opts.ParquetDir != "":
 		// The content_blocks dataset is kept up to date from the files read
 		// (content.go): when it is not the one the state describes (first
@@ -566,7 +587,7 @@ func (r *run) load(ctx context.Context) (err error) {
 	}
 	if opts.ParquetDir != "" {
 		ld.newContent = func() (*contentWriter, error) {
-			cw, err := newContentWriter(opts.ParquetDir, cur.generation+1, opts.Allocator)
+			cw, err := newContentWriter(opts.ParquetDir, cur.generation+1, opts.Machine, opts.Allocator)
 			if err != nil {
 				return nil, fmt.Errorf("parquet %s: %w", filepath.Join(opts.ParquetDir, TableContentBlocks), err)
 			}
@@ -895,7 +916,7 @@ func (r *run) replacePathIssues(ctx context.Context, cur []ingest.PathIssue, pre
 		for _, v := range row.values(nil, optInt{}, validString([]byte(pi.Path))) {
 			vals = append(vals, v)
 		}
-		if _, err := r.st.exec(ctx, "INSERT INTO ingest_issues VALUES (?, ?, ?, ?, ?, ?)", vals...); err != nil {
+		if _, err := r.st.exec(ctx, "INSERT INTO ingest_issues VALUES (?, ?, ?, ?, ?, ?, ?)", append(vals, r.st.machine)...); err != nil {
 			return false, 0, 0, err
 		}
 		added++

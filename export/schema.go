@@ -31,7 +31,8 @@ import (
 // whose children were read only in part counts each spend once
 // (usage.rollup_covered), and adds tool_uses.fork_copy, derived at ingest
 // (queries/export.sql derive_tool_uses_fork_copy) instead of at every
-// tools report.
+// tools report, and stores UTC-aware timestamps (DuckDB TIMESTAMPTZ,
+// Parquet isAdjustedToUTC=true; §7.7) with a machine column in every table.
 const SchemaVersion = 8
 
 // SchemaVersionKey is the Parquet key-value metadata key (and Arrow schema
@@ -70,14 +71,15 @@ type Table struct {
 }
 
 // Arrow types used by the tables: timestamps are UTC instants in
-// microseconds, stored without a zone (DuckDB TIMESTAMP, SPEC.md §3).
+// microseconds, UTC-aware (DuckDB TIMESTAMPTZ, Parquet TIMESTAMP(MICROS,
+// isAdjustedToUTC=true); SPEC.md §3, §7.7).
 var (
 	tBigint    = arrow.PrimitiveTypes.Int64
 	tInt       = arrow.PrimitiveTypes.Int32
 	tDouble    = arrow.PrimitiveTypes.Float64
 	tBool      = arrow.FixedWidthTypes.Boolean
 	tString    = arrow.BinaryTypes.String
-	tTimestamp = &arrow.TimestampType{Unit: arrow.Microsecond}
+	tTimestamp = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
 )
 
 func col(name string, t arrow.DataType, nullable bool, doc string) Column {
@@ -89,7 +91,15 @@ const (
 	notNull = false
 )
 
+// MachineColumn is the last column of every table: the --machine name of
+// the export (SPEC.md §7.7; default the host name). The rows of one export
+// share it; the loader adds it (the row producers give the other columns).
+const MachineColumn = "machine"
+
+var machineCol = col(MachineColumn, tString, notNull, "the exporting machine (--machine, default the host name; SPEC.md §7.7); in a partitioned Parquet root, the machine=NAME directory instead")
+
 func newTable(name, orderBy string, cols ...Column) *Table {
+	cols = append(cols, machineCol)
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		fields[i] = arrow.Field{Name: c.Name, Type: c.Type, Nullable: c.Nullable}
@@ -310,7 +320,7 @@ func duckType(t arrow.DataType) string {
 	case arrow.STRING:
 		return "VARCHAR"
 	case arrow.TIMESTAMP:
-		return "TIMESTAMP"
+		return "TIMESTAMP WITH TIME ZONE" // TIMESTAMPTZ
 	}
 	panic(fmt.Sprintf("export: no DuckDB type for Arrow %s", t))
 }
@@ -332,6 +342,10 @@ func (t *Table) CreateSQL() string {
 	b.WriteString(")")
 	return b.String()
 }
+
+// dataColumns is how many values a row producer gives: every column but
+// the machine.
+func (t *Table) dataColumns() int { return len(t.Columns) - 1 }
 
 // ColumnList returns the column names joined by ", ".
 func (t *Table) ColumnList() string {

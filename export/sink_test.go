@@ -29,7 +29,7 @@ var sinks = []sink{
 		options: func(out string) Options { return Options{DuckDBPath: filepath.Join(out, "export.duckdb")} },
 		open: func(t testing.TB, out string) *sql.DB {
 			t.Helper()
-			db, err := sql.Open("duckdb", filepath.Join(out, "export.duckdb")+"?access_mode=READ_ONLY")
+			db, err := OpenDB(filepath.Join(out, "export.duckdb") + "?access_mode=READ_ONLY")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -42,7 +42,7 @@ var sinks = []sink{
 		options: func(out string) Options { return Options{ParquetDir: filepath.Join(out, "parquet")} },
 		open: func(t testing.TB, out string) *sql.DB {
 			t.Helper()
-			db, err := sql.Open("duckdb", "")
+			db, err := OpenDB("")
 			if err != nil {
 				t.Fatal(err)
 			}

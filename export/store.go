@@ -29,6 +29,7 @@ const metaTable = "_sessions_etl"
 // connection, inside one transaction.
 type store struct {
 	path      string
+	machine   string // the machine column's value (Options.Machine)
 	connector *duckdb.Connector
 	db        *sql.DB     // reads outside the run's transaction
 	conn      driver.Conn // the run's connection
@@ -49,6 +50,7 @@ type meta struct {
 	viewsHash     string
 	tableGen      map[string]int64 // generation in which each table last changed
 	roots         []string         // the roots of the last run (rootPaths)
+	machine       string           // the machine column (Options.Machine)
 }
 
 // dsn builds a duckdb-go DSN with configuration options.
@@ -93,7 +95,7 @@ func openStore(ctx context.Context, path string, cfg map[string]string, rowGroup
 			return err
 		}
 	}
-	connector, err := duckdb.NewConnector(dsn(source, cfg), init)
+	connector, err := NewConnector(dsn(source, cfg), init)
 	if err != nil {
 		return nil, fmt.Errorf("duckdb %s: %w", path, err)
 	}
@@ -239,6 +241,8 @@ func (s *store) loadMeta(ctx context.Context) (m meta, ok bool, err error) {
 			m.viewsHash = val
 		case k == "roots":
 			m.roots = decodeRoots(val)
+		case k == "machine":
+			m.machine = val
 		case strings.HasPrefix(k, "table_generation."):
 			m.tableGen[strings.TrimPrefix(k, "table_generation.")], _ = strconv.ParseInt(val, 10, 64)
 		}
@@ -316,6 +320,7 @@ func (s *store) saveMeta(ctx context.Context, m meta) error {
 		"pricing":        m.pricing,
 		"views":          m.viewsHash,
 		"roots":          encodeRoots(m.roots),
+		"machine":        m.machine,
 	}
 	for t, g := range m.tableGen {
 		kv["table_generation."+t] = strconv.FormatInt(g, 10)
@@ -421,6 +426,7 @@ type appender struct {
 	rows    int64
 	pending int64 // string bytes appended since the last flush
 	st      *store
+	row     []driver.Value // one row with the machine column
 }
 
 // appenderFlushBytes bounds the rows DuckDB's appender buffers before
@@ -437,12 +443,13 @@ func (s *store) newAppender(t *Table) (*appender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("duckdb %s: appender for %s: %w", s.path, t.Name, err)
 	}
-	return &appender{path: s.path, t: t, a: a, st: s}, nil
+	return &appender{path: s.path, t: t, a: a, st: s, row: make([]driver.Value, len(t.Columns))}, nil
 }
 
-// append adds the rows held in vals (len(t.Columns) values per row).
+// append adds the rows held in vals (t.dataColumns() values per row: all
+// but the machine, which the appender adds).
 func (ap *appender) append(vals []driver.Value) error {
-	n := len(ap.t.Columns)
+	n := ap.t.dataColumns()
 	for i := 0; i+n <= len(vals); i += n {
 		for _, v := range vals[i : i+n] {
 			if s, ok := v.(string); ok && len(s) >= hugeStringBytes && ap.st != nil {
@@ -451,7 +458,9 @@ func (ap *appender) append(vals []driver.Value) error {
 				}
 			}
 		}
-		if err := ap.a.AppendRow(vals[i : i+n]...); err != nil {
+		copy(ap.row, vals[i:i+n])
+		ap.row[n] = ap.st.machine
+		if err := ap.a.AppendRow(ap.row...); err != nil {
 			return fmt.Errorf("duckdb %s: append to %s: %w", ap.path, ap.t.Name, err)
 		}
 		ap.rows++

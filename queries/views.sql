@@ -1,8 +1,9 @@
 -- Views created in every exported DuckDB database. Each block is the
 -- SELECT of one view; the block's comment is its documentation. Totals
 -- start from counted_usage, so fork and file copies are counted once
--- (SPEC.md §4). Days are UTC: group timestamps in another zone yourself
--- (timezone('America/Los_Angeles', timestamp::TIMESTAMPTZ)). Costs are
+-- (SPEC.md §4). Timestamps are TIMESTAMPTZ (UTC instants). Days are UTC
+-- whatever the session's TimeZone: group timestamps in another zone
+-- yourself (timezone('America/Los_Angeles', timestamp)). Costs are
 -- DOUBLE sums; `sessions-etl query` shows them to 10 significant digits in
 -- its table and CSV output (JSON keeps every digit).
 
@@ -14,7 +15,7 @@ SELECT * FROM usage WHERE counted
 -- Counted usage per UTC day (day is a DATE; records without a timestamp
 -- are on a row whose day is NULL). cost_total sums priced records only;
 -- unpriced_records says how many had no cost (never counted as $0).
-SELECT CAST(timestamp AS DATE) AS day,
+SELECT CAST(timezone('UTC', timestamp) AS DATE) AS day,
        count(*) AS records,
        count(DISTINCT session_id) AS sessions,
        sum(input) AS input,

@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/sessions-etl/sessions-etl/export"
 )
 
 // RunBatch answers several reports — one per kind, then the blocks report
@@ -27,9 +30,12 @@ func RunBatch(ctx context.Context, opts Options, kinds []Kind, blocks *BlockOpti
 			return nil, nil, err
 		}
 	}
-	unlock, err := lockDB(ctx, o.DBPath, o.NoRefresh)
-	if err != nil {
-		return nil, nil, err
+	unlock := func() {}
+	if len(o.From) == 0 {
+		var err error
+		if unlock, err = lockDB(ctx, o.DBPath, o.NoRefresh); err != nil {
+			return nil, nil, err
+		}
 	}
 	defer unlock()
 	first := newReport(&o)
@@ -83,6 +89,21 @@ func RunBatch(ctx context.Context, opts Options, kinds []Kind, blocks *BlockOpti
 			return blocksDB(ctx, db, m, &bo, *blocks, br)
 		}
 		return nil
+	}
+	if len(o.From) > 0 {
+		// Partitioned Parquet roots (SPEC.md §7.7), as runFrom.
+		db, err := export.OpenRoots(ctx, o.From, "")
+		if err != nil {
+			return nil, nil, err
+		}
+		err = answerAll(ctx, db)
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", strings.Join(o.From, ", "), err)
+		}
+		return reports, br, nil
 	}
 	answered := false
 	if !o.NoRefresh {

@@ -2,13 +2,13 @@ package report
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sessions-etl/sessions-etl/export"
 	"github.com/sessions-etl/sessions-etl/ingest"
 )
 
@@ -79,7 +79,7 @@ func TestOlderSchemaNoRefresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("duckdb", o.DBPath)
+	db, err := export.OpenDB(o.DBPath)
 	if err != nil {
 		t.Fatal(err)
 	}

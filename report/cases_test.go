@@ -2,7 +2,6 @@ package report
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -245,7 +244,7 @@ func TestC14ExportAndReportAgree(t *testing.T) {
 	if _, err := export.Run(context.Background(), export.Options{Roots: roots, Workers: 2, DuckDBPath: full}); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("duckdb", full+"?access_mode=READ_ONLY")
+	db, err := export.OpenDB(full + "?access_mode=READ_ONLY")
 	if err != nil {
 		t.Fatal(err)
 	}

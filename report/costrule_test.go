@@ -49,7 +49,7 @@ func TestCostRuleEncodingsAgree(t *testing.T) {
 			if _, err := export.Run(ctx, export.Options{Roots: rts, DuckDBPath: path, CostMode: mode, Workers: 2}); err != nil {
 				t.Fatal(err)
 			}
-			db, err := sql.Open("duckdb", path)
+			db, err := export.OpenDB(path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -126,7 +126,7 @@ func openReadOnly(path string) (*sql.DB, error) {
 		}
 		return nil, err
 	}
-	return sql.Open("duckdb", path+"?access_mode=READ_ONLY")
+	return export.OpenDB(path + "?access_mode=READ_ONLY")
 }
 
 // lockDB serializes reports on one database: the ingest writes it, and

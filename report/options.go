@@ -61,6 +61,11 @@ type Options struct {
 	DBPath string
 	// NoRefresh reports on the database as it is, without ingesting.
 	NoRefresh bool
+	// From, when set, are partitioned Parquet roots (export --partition-by)
+	// to answer from instead of DBPath and Roots (export.OpenRoots: each
+	// record counted once across machines). DBPath only names them in
+	// errors.
+	From []string
 	// Managed says DBPath is one of the report's own cache databases: it is
 	// ingested without content, with the bundled price table, so that
 	// changing --pricing or --cost never re-reads the files. Otherwise (a

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/sessions-etl/sessions-etl/export"
@@ -23,6 +24,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	o := opts
 	if err := o.check(); err != nil {
 		return nil, err
+	}
+	if len(o.From) > 0 {
+		return runFrom(ctx, &o)
 	}
 	unlock, err := lockDB(ctx, o.DBPath, o.NoRefresh)
 	if err != nil {
@@ -60,6 +64,21 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if err := answer(ctx, &o, r); err != nil {
 			return nil, fmt.Errorf("duckdb %s: %w", o.DBPath, err)
 		}
+	}
+	applyOrder(r, o.Order)
+	return r, nil
+}
+
+// runFrom answers from the Parquet roots o.From (SPEC.md §7.7).
+func runFrom(ctx context.Context, o *Options) (*Report, error) {
+	db, err := export.OpenRoots(ctx, o.From, "")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	r := newReport(o)
+	if err := answerOn(ctx, o, r, db); err != nil {
+		return nil, fmt.Errorf("%s: %w", strings.Join(o.From, ", "), err)
 	}
 	applyOrder(r, o.Order)
 	return r, nil

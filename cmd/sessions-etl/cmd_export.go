@@ -28,6 +28,10 @@ type exportOptions struct {
 	WithRaw   bool
 	Cost      string
 	Pricing   string
+	Machine   string
+	Partition string
+	Private   bool
+	WorkDir   string
 }
 
 func newExportCmd(ios *IO, g *globalOptions) *cobra.Command {
@@ -48,6 +52,18 @@ the last export is not read again; the rows of a changed file are replaced,
 those of a deleted file removed. The database changes in one transaction and
 each Parquet dataset is swapped in whole, so a failed run leaves the previous
 export intact. Without --duckdb the state is kept in DIR/_state.duckdb.
+
+Every table has a machine column: --machine NAME, default the host name.
+With --partition-by month|day|source|machine, --parquet DIR is a root shared
+by several machines (a directory, an NFS or synced folder), written as Hive
+partitions: DIR/<table>/machine=NAME/month=YYYY-MM/part-N.parquet (UTC
+months and days; machine alone: DIR/<table>/machine=NAME/part-0.parquet).
+Each machine replaces only its own machine=NAME directories, each swapped in
+whole; exports of different machines may run at once (a per-machine lock in
+DIR/.locks). The machine's incremental state stays out of the root, in
+--work-dir (default: a directory of the user's cache). Directories and files
+are 0777/0666 less the umask (0755/0644 under umask 022); --private makes
+them 0700/0600.
 
 Usage copied by forks and duplicated files is counted once (usage.counted:
 each billed record, identified by its entry id and timestamp, counts in the
@@ -72,6 +88,24 @@ failed, 2 on usage errors.`,
 			if _, err := export.ParseCostMode(opts.Cost); err != nil {
 				return usageError{err}
 			}
+			if _, err := export.ParsePartitionBy(opts.Partition); err != nil {
+				return usageError{err}
+			}
+			if opts.Partition != "" && opts.Parquet == "" {
+				return usagef("--partition-by needs --parquet DIR")
+			}
+			if opts.Machine == "" {
+				h, err := os.Hostname()
+				if err != nil || h == "" {
+					return usagef("no host name for the machine column (%v): give --machine NAME", err)
+				}
+				opts.Machine = h
+			}
+			if opts.Partition != "" {
+				if err := export.CheckMachine(opts.Machine); err != nil {
+					return usagef("%v: give --machine NAME", err)
+				}
+			}
 			return runExport(cmd, ios, opts, args)
 		},
 	}
@@ -83,6 +117,10 @@ failed, 2 on usage errors.`,
 	f.BoolVar(&opts.WithRaw, "with-raw", false, "keep every record's JSON in entries.raw_json")
 	f.StringVar(&opts.Cost, "cost", "auto", "cost columns: auto, recorded or calculate")
 	f.StringVar(&opts.Pricing, "pricing", "", "price table file replacing the bundled one (same format)")
+	f.StringVar(&opts.Machine, "machine", "", "the machine column of every table and its partition in a shared root (default: the host name)")
+	f.StringVar(&opts.Partition, "partition-by", "", "write --parquet DIR as a root shared by machines, Hive-partitioned by machine and month, day, source or nothing more (machine)")
+	f.BoolVar(&opts.Private, "private", false, "Parquet directories 0700 and files 0600 (default: as the umask allows)")
+	f.StringVar(&opts.WorkDir, "work-dir", "", "with --partition-by: this machine's state and unpartitioned datasets (default: in the user's cache directory)")
 	return cmd
 }
 
@@ -96,7 +134,13 @@ func runExport(cmd *cobra.Command, ios *IO, opts *exportOptions, args []string) 
 	}
 	mode, _ := export.ParseCostMode(opts.Cost)
 	eo := export.Options{Roots: rts, Workers: opts.Workers, DuckDBPath: opts.DuckDB, ParquetDir: opts.Parquet,
-		NoContent: opts.NoContent, WithRaw: opts.WithRaw, CostMode: mode}
+		NoContent: opts.NoContent, WithRaw: opts.WithRaw, CostMode: mode,
+		Machine: opts.Machine, PartitionBy: opts.Partition, Private: opts.Private, WorkDir: opts.WorkDir}
+	if eo.PartitionBy != "" && eo.WorkDir == "" {
+		if eo.WorkDir, err = export.DefaultWorkDir(opts.Parquet, opts.Machine); err != nil {
+			return err
+		}
+	}
 	if opts.Pricing != "" {
 		t, err := pricing.Load(opts.Pricing)
 		if err != nil {

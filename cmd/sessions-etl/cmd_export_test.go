@@ -160,3 +160,124 @@ func TestQueryOnReportDatabase(t *testing.T) {
 		t.Errorf("entries after the export: exit %d, %q, %q", code, stdout, stderr)
 	}
 }
+
+// TestExportSharedRoot: two machines export into one partitioned root;
+// bad --partition-by use is a usage error.
+func TestExportSharedRoot(t *testing.T) {
+	root, work := t.TempDir(), t.TempDir()
+	for m, home := range map[string]string{"a": exportCases + "/c07-early-v4-and-fork-counted-once/home", "b": exportCases + "/c13-prime-child-usage"} {
+		code, stdout, stderr := runCLI(t, t.TempDir(), "export", "--parquet", root, "--partition-by", "month", "--machine", m,
+			"--work-dir", filepath.Join(work, m), home)
+		if code != ExitOK {
+			t.Fatalf("export %s exit %d\n%s\n%s", m, code, stdout, stderr)
+		}
+	}
+	for _, p := range []string{"usage/machine=a", "usage/machine=b", "sessions/machine=a", "views.sql"} {
+		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if parts, _ := filepath.Glob(filepath.Join(root, "usage", "machine=a", "month=*", "part-*.parquet")); len(parts) == 0 {
+		t.Error("no usage/machine=a/month=*/part-*.parquet")
+	}
+	for _, args := range [][]string{
+		{"export", "--parquet", root, "--partition-by", "week", exportCases + "/c13-prime-child-usage"},
+		{"export", "--duckdb", filepath.Join(work, "x.duckdb"), "--partition-by", "month", exportCases + "/c13-prime-child-usage"},
+		{"export", "--parquet", root, "--partition-by", "month", "--machine", "../x", exportCases + "/c13-prime-child-usage"},
+	} {
+		if code, _, stderr := runCLI(t, t.TempDir(), args...); code != ExitUsage {
+			t.Errorf("%v: exit %d (%s); want %d", args, code, stderr, ExitUsage)
+		}
+	}
+}
+
+// TestReportFrom: two machines hold the same home (a synced copy) and one
+// more store; `report --from ROOT` counts each record once, as a report
+// over the union of the session files does, whether the machines share a
+// root or each has its own.
+func TestReportFrom(t *testing.T) {
+	c07, c13 := exportCases+"/c07-early-v4-and-fork-counted-once/home", exportCases+"/c13-prime-child-usage"
+	shared, rootA, rootB := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, e := range []struct {
+		root, m string
+		homes   []string
+	}{{shared, "a", []string{c07}}, {shared, "b", []string{c07, c13}}, {rootA, "a", []string{c07}}, {rootB, "b", []string{c07, c13}}} {
+		args := append([]string{"export", "--parquet", e.root, "--partition-by", "day", "--machine", e.m, "--work-dir", t.TempDir()}, e.homes...)
+		if code, stdout, stderr := runCLI(t, t.TempDir(), args...); code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
+		}
+	}
+	for _, kind := range []string{"daily", "model", "session"} {
+		code, want, stderr := runCLI(t, t.TempDir(), "report", kind, "--json", "--tz", "Europe/Paris", "--db", filepath.Join(t.TempDir(), "r.duckdb"), c07, c13)
+		if code != ExitOK {
+			t.Fatalf("report %s: exit %d: %s", kind, code, stderr)
+		}
+		for _, from := range [][]string{{"--from", shared}, {"--from", rootA, "--from", rootB}} {
+			code, got, stderr := runCLI(t, t.TempDir(), append([]string{"report", kind, "--json", "--tz", "Europe/Paris"}, from...)...)
+			if code != ExitOK {
+				t.Fatalf("report %s %v: exit %d: %s", kind, from, code, stderr)
+			}
+			if kind == "session" {
+				continue // session paths differ: totals below
+			}
+			if got != want {
+				t.Errorf("report %s %v:\n%s\nwant (the session files' report):\n%s", kind, from, got, want)
+			}
+		}
+	}
+	code, _, _ := runCLI(t, t.TempDir(), "report", "daily", "--from", shared, c07)
+	if code != ExitUsage {
+		t.Errorf("--from with a PATH: exit %d; want %d", code, ExitUsage)
+	}
+}
+
+// TestQueryFrom: query --from reads a shared root's tables, usage.counted
+// across machines.
+func TestQueryFrom(t *testing.T) {
+	c07 := exportCases + "/c07-early-v4-and-fork-counted-once/home"
+	root := t.TempDir()
+	for _, m := range []string{"a", "b"} {
+		if code, stdout, stderr := runCLI(t, t.TempDir(), "export", "--parquet", root, "--partition-by", "month", "--machine", m, "--work-dir", t.TempDir(), c07); code != ExitOK {
+			t.Fatalf("export %s: exit %d\n%s\n%s", m, code, stdout, stderr)
+		}
+	}
+	db := filepath.Join(t.TempDir(), "one.duckdb")
+	if code, _, stderr := runCLI(t, t.TempDir(), "export", "--duckdb", db, c07); code != ExitOK {
+		t.Fatal(stderr)
+	}
+	const q = "SELECT count(*) AS n, sum(input) AS input FROM counted_usage"
+	_, want, _ := runCLI(t, t.TempDir(), "query", "--duckdb", db, "--csv", q)
+	code, got, stderr := runCLI(t, t.TempDir(), "query", "--from", root, "--csv", q)
+	if code != ExitOK || got != want {
+		t.Errorf("query --from: exit %d (%s):\n%s\nwant (one machine's database):\n%s", code, stderr, got, want)
+	}
+	code, got, _ = runCLI(t, t.TempDir(), "query", "--from", root, "--csv", "SELECT count(DISTINCT machine) AS m FROM usage")
+	if code != ExitOK || got != "m\n2\n" {
+		t.Errorf("machines in usage: exit %d, %q; want 2", code, got)
+	}
+}
+
+// TestDashboardFrom: dashboard --from writes the page of a shared root,
+// with the total of the union of the machines' session files.
+func TestDashboardFrom(t *testing.T) {
+	c07, c13 := exportCases+"/c07-early-v4-and-fork-counted-once/home", exportCases+"/c13-prime-child-usage"
+	root := t.TempDir()
+	for m, homes := range map[string][]string{"a": {c07}, "b": {c07, c13}} {
+		args := append([]string{"export", "--parquet", root, "--partition-by", "month", "--machine", m, "--work-dir", t.TempDir()}, homes...)
+		if code, stdout, stderr := runCLI(t, t.TempDir(), args...); code != ExitOK {
+			t.Fatalf("export %s: exit %d\n%s\n%s", m, code, stdout, stderr)
+		}
+	}
+	dir := t.TempDir()
+	_, _, want := runCLI(t, t.TempDir(), "dashboard", "--tz", "UTC", "--db", filepath.Join(dir, "r.duckdb"), "--out", filepath.Join(dir, "a.html"), c07, c13)
+	code, _, got := runCLI(t, t.TempDir(), "dashboard", "--tz", "UTC", "--from", root, "--out", filepath.Join(dir, "b.html"))
+	total := func(s string) string {
+		if i := strings.Index(s, "(total "); i >= 0 {
+			return s[i : i+strings.IndexByte(s[i:], ')')+1]
+		}
+		return s
+	}
+	if code != ExitOK || total(got) != total(want) || !strings.Contains(want, "(total ") {
+		t.Errorf("dashboard --from: exit %d, %q; want %q", code, total(got), total(want))
+	}
+}

@@ -32,6 +32,7 @@ func init() { registerCommand(newQueryCmd) }
 type queryOptions struct {
 	*globalOptions
 	DuckDB string
+	From   []string
 	CSV    bool
 }
 
@@ -82,6 +83,9 @@ fails, 2 on usage errors (no SQL, several statements, bad flags).`,
 			if opts.CSV && opts.JSON {
 				return usagef("--csv and --json exclude each other")
 			}
+			if len(opts.From) > 0 && (opts.DuckDB != "" || len(args) > 1) {
+				return usagef("--from excludes --duckdb and PATHs")
+			}
 			if opts.DuckDB != "" && len(args) > 1 {
 				return usagef("give --duckdb FILE or PATHs, not both (PATHs name the database 'sessions-etl report' keeps for them)")
 			}
@@ -90,6 +94,7 @@ fails, 2 on usage errors (no SQL, several statements, bad flags).`,
 	}
 	cmd.Flags().StringVar(&opts.DuckDB, "duckdb", "", "DuckDB database (default: the report database of the PATHs, or of the default roots)")
 	cmd.Flags().BoolVar(&opts.CSV, "csv", false, "CSV output with a header line")
+	cmd.Flags().StringArrayVar(&opts.From, "from", nil, "query partitioned Parquet roots (export --partition-by; repeatable) instead of a database: every table and view, usage.counted across machines")
 	return cmd
 }
 
@@ -165,7 +170,7 @@ func reportDatabases(ctx context.Context, dir string) []reportDB {
 	var out []reportDB
 	for _, p := range paths {
 		d := reportDB{path: p, note: "paths not recorded"}
-		if db, err := sql.Open("duckdb", p+"?access_mode=READ_ONLY"); err == nil {
+		if db, err := export.OpenDB(p + "?access_mode=READ_ONLY"); err == nil {
 			info, ok, err := export.ReadInfo(ctx, db)
 			switch {
 			case err != nil:
@@ -217,13 +222,21 @@ func checkOneStatement(ctx context.Context, db *sql.DB, query string) error {
 
 func runQuery(cmd *cobra.Command, ios *IO, opts *queryOptions, query string, paths []string) error {
 	ctx := cmd.Context()
-	path, err := queryDatabase(ctx, ios, opts, paths)
-	if err != nil {
-		return err
-	}
-	db, err := sql.Open("duckdb", path+"?access_mode=READ_ONLY")
-	if err != nil {
-		return fmt.Errorf("duckdb %s: %w", path, err)
+	var db *sql.DB
+	var path string
+	var err error
+	if len(opts.From) > 0 {
+		path = strings.Join(opts.From, ", ")
+		if db, err = export.OpenRoots(ctx, opts.From, ""); err != nil {
+			return err
+		}
+	} else {
+		if path, err = queryDatabase(ctx, ios, opts, paths); err != nil {
+			return err
+		}
+		if db, err = export.OpenDB(path + "?access_mode=READ_ONLY"); err != nil {
+			return fmt.Errorf("duckdb %s: %w", path, err)
+		}
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)

@@ -23,6 +23,7 @@ func init() { registerCommand(newReportCmd) }
 type reportOptions struct {
 	*globalOptions
 	DB        string
+	From      []string
 	NoRefresh bool
 	Since     string
 	Until     string
@@ -157,6 +158,7 @@ files (1 with --strict when some files were not used or used only in part);
 	f.BoolVar(&g.JSON, "json", false, "one JSON document on stdout, in ccusage's shape (not JSON Lines)")
 	f.StringVar(&opts.DB, "db", "", "DuckDB database to refresh and report from (default: one in the user's cache directory)")
 	f.BoolVar(&opts.NoRefresh, "no-refresh", false, "report on the database as it is, without reading the session files")
+	f.StringArrayVar(&opts.From, "from", nil, "answer from this partitioned Parquet root (export --partition-by; repeatable) instead of session files, each record counted once across machines")
 	f.StringVar(&opts.Since, "since", "", "first day, inclusive, in --tz (YYYY-MM-DD, YYYYMMDD, or 7d, 2w, 3m ago)")
 	f.StringVar(&opts.Last, "last", "", "the last N days, weeks or months up to today (7d, 2w, 3m; a bare N counts the report's periods)")
 	f.StringVar(&opts.Order, "order", "", "asc or desc: rows by time (time reports, sessions; default asc) or by cost (others; default desc)")
@@ -275,6 +277,13 @@ func reportRunOptions(ios *IO, opts *reportOptions, kind report.Kind, args []str
 		}
 		sum := sha256.Sum256(raw)
 		ro.Prices, ro.PricingID = t, "file:"+hex.EncodeToString(sum[:]) // as `export --pricing` names it
+	}
+	if len(opts.From) > 0 {
+		if len(args) > 0 || opts.DB != "" {
+			return ro, usagef("--from excludes PATH arguments and --db")
+		}
+		ro.From, ro.DBPath = opts.From, opts.From[0]
+		return ro, nil
 	}
 	if ro.Roots, err = roots(ios, args); err != nil {
 		return ro, err

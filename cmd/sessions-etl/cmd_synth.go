@@ -21,6 +21,7 @@ type synthOptions struct {
 	// Subagents adds pi sessions running subagents (roll-ups and child files).
 	Subagents bool
 	Profile   string
+	Machines  int
 }
 
 func newSynthCmd(ios *IO, g *globalOptions) *cobra.Command {
@@ -65,6 +66,25 @@ Without it the home is byte-identical to one generated before the option existed
 			if err != nil {
 				return usageError{err}
 			}
+			if opts.Machines > 0 {
+				if opts.Sessions < 1 {
+					return usagef("--sessions must be at least 1")
+				}
+				if ents, err := os.ReadDir(opts.Out); err == nil && len(ents) > 0 {
+					return usagef("--out %s is not empty: choose a new or empty directory", opts.Out)
+				}
+				tm, err := synth.GenerateTeam(cmd.Context(), synth.Options{Out: opts.Out, Sessions: opts.Sessions, Seed: opts.Seed, Size: size, Workers: opts.Workers,
+					Subagents: opts.Subagents, Profile: profile}, opts.Machines)
+				if err != nil {
+					return err
+				}
+				if !opts.Quiet {
+					fmt.Fprintf(ios.Out, "Wrote %d machine homes (%s, %s in one home, spread with synced copies) to %s; the union's counted usage: %s\n",
+						len(tm.Machines), plural(len(tm.Home.Files), "JSONL file", "JSONL files"), humanBytes(tm.Home.Bytes), opts.Out,
+						filepath.Join(opts.Out, synth.TeamManifestFile))
+				}
+				return nil
+			}
 			// The same home asked for again: keep it (generation is deterministic).
 			if m, err := synth.LoadManifest(filepath.Join(opts.Out, "manifest.json")); err == nil &&
 				m.Seed == opts.Seed && m.Sessions == opts.Sessions && m.Size == size && m.Subagents == opts.Subagents && m.Profile == profile {
@@ -99,6 +119,7 @@ Without it the home is byte-identical to one generated before the option existed
 	f.Uint64Var(&opts.Seed, "seed", 1, "random seed")
 	f.StringVar(&opts.Size, "size", "0", "target total size of the session files (0 = natural size)")
 	f.BoolVar(&opts.Subagents, "subagents", false, "add pi sessions that run subagents: each parent's tool result rolls up its child's spend, the child's own file points back, about a third of the child files left out, some parallel runs' children written in part (the manifest counts that spend once)")
+	f.IntVar(&opts.Machines, "machines", 0, "write N machine homes (OUT/machine-01, …) that overlap as a team's do: one home's files dealt to the machines, about one in four also synced to a second; OUT/team.json gives the union's counted usage")
 	f.StringVar(&opts.Profile, "profile", "default", "shape of the home: default, usage-dense, content-heavy, many-tiny or fork-heavy")
 	return cmd
 }

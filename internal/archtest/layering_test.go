@@ -25,7 +25,7 @@ var mayImport = map[string][]string{
 	"report":                        {"export", "ingest", "internal/fstx", "pricing", "queries", "session", "validate"},
 	"dashboard":                     {"report"},
 	"pricing/internal/gen":          {"pricing"},
-	"internal/benchrun":             {"ingest", "pricing", "synth"},
+	"internal/benchrun":             {"export", "ingest", "pricing", "synth"},
 	"internal/ucrtshim/duckdbcheck": {"internal/ucrtshim"},
 }
 

@@ -7,6 +7,6 @@
 //
 //	go run ./internal/benchrun -bin bin/sessions-etl -home .bench/home -size 1073741824
 //
-// Imports: ingest, pricing and synth (and the sessions-etl binary and
-// ccusage, run as processes).
+// Imports: export (its DuckDB connections), ingest, pricing and synth (and
+// the sessions-etl binary and ccusage, run as processes).
 package main

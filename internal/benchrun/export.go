@@ -1,7 +1,6 @@
 package main
 
 import (
-	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +8,8 @@ import (
 	"strings"
 
 	_ "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/sessions-etl/sessions-etl/export"
 )
 
 // Export stages (issue 4): the full export to both sinks, to each sink
@@ -65,7 +66,7 @@ func duckdbExtract(args []string) error {
 	if err := os.MkdirAll(pqDir, 0o755); err != nil {
 		return err
 	}
-	db, err := sql.Open("duckdb", dbPath)
+	db, err := export.OpenDB(dbPath)
 	if err != nil {
 		return err
 	}
@@ -79,10 +80,10 @@ FROM read_json('%s/**/*.jsonl', format='newline_delimited', filename=true, ignor
     modelId: 'VARCHAR', thinkingLevel: 'VARCHAR', content: 'JSON', usage: '%s', childUsage: '%s',
     message: 'STRUCT(role VARCHAR, content JSON, provider VARCHAR, model VARCHAR, api VARCHAR, stopReason VARCHAR, toolCallId VARCHAR,
       toolName VARCHAR, isError BOOLEAN, timestamp BIGINT, customType VARCHAR, usage %s)'})`, home, usage, usage, usage),
-		`CREATE TABLE entries AS SELECT path, rn, id AS entry_id, parentId AS parent_id, type, TRY_CAST(timestamp AS TIMESTAMP) AS timestamp,
+		`CREATE TABLE entries AS SELECT path, rn, id AS entry_id, parentId AS parent_id, type, TRY_CAST(timestamp AS TIMESTAMPTZ) AS timestamp,
   message.role AS role, coalesce(customType, message.customType) AS custom_type, coalesce(message.provider, provider) AS provider,
   coalesce(message.model, modelId) AS model_id, thinkingLevel AS thinking_level FROM raw WHERE type IS DISTINCT FROM 'session'`,
-		`CREATE TABLE usage AS SELECT path, rn, id AS entry_id, TRY_CAST(timestamp AS TIMESTAMP) AS timestamp,
+		`CREATE TABLE usage AS SELECT path, rn, id AS entry_id, TRY_CAST(timestamp AS TIMESTAMPTZ) AS timestamp,
   CASE WHEN message.role = 'assistant' THEN 'assistant' WHEN message.role = 'toolResult' THEN 'tool_result'
        WHEN type = 'child_usage_attributed' THEN 'child_usage' ELSE type END AS kind,
   message.provider, message.api, message.model, message.stopReason AS stop_reason, u.input, u.output, u.cacheRead AS cache_read,

@@ -11,6 +11,7 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/sessions-etl/sessions-etl/export"
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/synth"
 )
@@ -28,7 +29,7 @@ func init() {
 // duckdbUsage is DuckDB's own pass over the home: read_json on every
 // session file, summing the assistant usage (the comparison issue 2 asks for).
 func duckdbUsage(args []string) error {
-	db, err := sql.Open("duckdb", "")
+	db, err := export.OpenDB("")
 	if err != nil {
 		return err
 	}

@@ -402,3 +402,29 @@ func FileExists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
 }
+
+// MkdirTemp is os.MkdirTemp with the permission bits perm (less the
+// umask) instead of 0700: a dataset directory made this way and renamed
+// into place is as readable as one made with os.Mkdir (0755 under umask
+// 022). pattern's last "*", if any, is replaced by a random string;
+// without one it is appended.
+func MkdirTemp(dir, pattern string, perm fs.FileMode) (string, error) {
+	prefix, suffix := pattern, ""
+	if i := strings.LastIndexByte(pattern, '*'); i >= 0 {
+		prefix, suffix = pattern[:i], pattern[i+1:]
+	}
+	for try := 0; ; try++ {
+		var b [6]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		name := filepath.Join(dir, prefix+hex.EncodeToString(b[:])+suffix)
+		err := os.Mkdir(name, perm)
+		if err == nil {
+			return name, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || try >= 100 {
+			return "", err
+		}
+	}
+}

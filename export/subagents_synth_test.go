@@ -7,11 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
+	"github.com/sessions-etl/sessions-etl/internal/testkit"
 	"github.com/sessions-etl/sessions-etl/synth"
 )
 
@@ -24,17 +22,7 @@ var subagentSeeds = flag.String("subagent-seeds", "", "comma-separated synth see
 // child (rollup_of_session_id); after the child files are removed and the
 // home exported again, the same spend is counted through the roll-ups.
 func TestSubagentSynthHomes(t *testing.T) {
-	seeds := []uint64{1, uint64(time.Now().UnixNano()) % 1e9}
-	if *subagentSeeds != "" {
-		seeds = nil
-		for _, s := range strings.Split(*subagentSeeds, ",") {
-			v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
-			if err != nil {
-				t.Fatalf("-subagent-seeds: %v", err)
-			}
-			seeds = append(seeds, v)
-		}
-	}
+	seeds := testkit.Seeds(t, "subagent-seeds", *subagentSeeds, 1)
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			t.Logf("seed %d (rerun: go test ./export -run TestSubagentSynthHomes -subagent-seeds %d)", seed, seed)

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sessions-etl/sessions-etl/internal/testkit"
 	"github.com/sessions-etl/sessions-etl/synth"
 )
 
@@ -143,17 +142,7 @@ SELECT f.path FROM firsts JOIN files f USING (file_id) GROUP BY f.path ORDER BY 
 		}
 	})
 
-	seeds := []uint64{5, uint64(time.Now().UnixNano()) % 1e9}
-	if *toolForkSeeds != "" {
-		seeds = nil
-		for _, s := range strings.Split(*toolForkSeeds, ",") {
-			v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
-			if err != nil {
-				t.Fatalf("-tool-fork-seeds: %v", err)
-			}
-			seeds = append(seeds, v)
-		}
-	}
+	seeds := testkit.Seeds(t, "tool-fork-seeds", *toolForkSeeds, 5)
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			t.Logf("seed %d (rerun: go test ./export -run TestToolUsesForkCopyAsWindowQuery -tool-fork-seeds %d)", seed, seed)

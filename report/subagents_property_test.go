@@ -7,11 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
+	"github.com/sessions-etl/sessions-etl/internal/testkit"
 	"github.com/sessions-etl/sessions-etl/synth"
 )
 
@@ -21,19 +19,8 @@ var subagentSeeds = flag.String("subagent-seeds", "", "comma-separated synth see
 // from the clock (printed, so a failure can be rerun with the flag).
 func seedsFromFlag(t *testing.T) []uint64 {
 	t.Helper()
-	if *subagentSeeds != "" {
-		var out []uint64
-		for _, s := range strings.Split(*subagentSeeds, ",") {
-			v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
-			if err != nil {
-				t.Fatalf("-subagent-seeds: %v", err)
-			}
-			out = append(out, v)
-		}
-		return out
-	}
-	out := []uint64{1, 2, uint64(time.Now().UnixNano()) % 1e9}
-	if testing.Short() {
+	out := testkit.Seeds(t, "subagent-seeds", *subagentSeeds, 1, 2)
+	if *subagentSeeds == "" && testing.Short() {
 		out = out[1:]
 	}
 	return out

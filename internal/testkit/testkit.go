@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -111,4 +113,24 @@ func WriteFile(t testing.TB, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Seeds returns the seeds of a test that runs over several generated
+// inputs: those of list (a comma-separated flag value, e.g. -subagent-seeds
+// 3,4,5) when it is not empty, else fixed followed by one drawn from the
+// clock. A bad list fails the test, naming flag.
+func Seeds(t testing.TB, flag, list string, fixed ...uint64) []uint64 {
+	t.Helper()
+	if strings.TrimSpace(list) == "" {
+		return append(append([]uint64(nil), fixed...), uint64(time.Now().UnixNano())%1_000_000_000)
+	}
+	var out []uint64
+	for _, s := range strings.Split(list, ",") {
+		v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			t.Fatalf("-%s: %v", flag, err)
+		}
+		out = append(out, v)
+	}
+	return out
 }

@@ -45,3 +45,13 @@ func TestSeed(t *testing.T) {
 		t.Errorf("seed %d (flag %d)", got, *seedFlag)
 	}
 }
+
+// TestSeeds: a flag's list when given, else the fixed seeds and one more.
+func TestSeeds(t *testing.T) {
+	if got := Seeds(t, "x-seeds", " 3, 4 ,5"); len(got) != 3 || got[0] != 3 || got[2] != 5 {
+		t.Errorf("list: %v", got)
+	}
+	if got := Seeds(t, "x-seeds", "", 1, 2); len(got) != 3 || got[0] != 1 || got[1] != 2 {
+		t.Errorf("default: %v", got)
+	}
+}

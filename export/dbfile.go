@@ -70,15 +70,7 @@ func createDatabase(ctx context.Context, path string) error {
 	if ok, err := IsDatabaseFile(tmp); err != nil || !ok {
 		return fmt.Errorf("new database %s is incomplete (%v)", tmp, err)
 	}
-	f, err := os.OpenFile(tmp, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := fstx.SyncFile(tmp); err != nil {
 		return err
 	}
 	if err := fstx.Faults.RenameNoReplace(tmp, path); err != nil {

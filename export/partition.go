@@ -380,14 +380,6 @@ func fixModes(dir string) error {
 				return err
 			}
 		}
-		f, err := os.OpenFile(p, os.O_RDWR, 0)
-		if err != nil {
-			return err
-		}
-		err = f.Sync()
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		return err
+		return fstx.SyncFile(p)
 	})
 }

@@ -1,6 +1,7 @@
 package fstx
 
 import (
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -107,4 +108,27 @@ func deadPID(t *testing.T) int {
 		t.Fatalf("pid %d still alive after its process exited", pid)
 	}
 	return pid
+}
+
+// TestSyncFile: a file another writer made is fsynced through the fault
+// seam (an injected fsync error is returned), and a missing file is an
+// error.
+func TestSyncFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "db")
+	if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := SyncFile(p); err != nil {
+		t.Fatal(err)
+	}
+	saved := Faults.Sync
+	defer func() { Faults.Sync = saved }()
+	errInjected := errors.New("injected fsync error")
+	Faults.Sync = func(*os.File) error { return errInjected }
+	if err := SyncFile(p); !errors.Is(err, errInjected) {
+		t.Errorf("injected EIO: got %v", err)
+	}
+	if err := SyncFile(p + ".missing"); err == nil {
+		t.Error("missing file: no error")
+	}
 }

@@ -55,6 +55,21 @@ const (
 // an error.
 func SyncDir(dir string) error { return Faults.SyncDir(dir) }
 
+// SyncFile fsyncs the regular file at path: a file another writer made
+// (DuckDB's database, a Parquet part, a COPY's output) is durable before
+// the rename that publishes it or the directory that holds it.
+func SyncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = Faults.Sync(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // Meta is what a replacement carries over from the original.
 type Meta struct {
 	Mode  fs.FileMode // permission and special bits (setuid, setgid, sticky)

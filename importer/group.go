@@ -260,86 +260,127 @@ func (im *importer) decide(ctx context.Context, valid []*member) (retry bool, er
 			return false, nil
 		}
 	}
-	if len(valid) > 1 || len(targets) > 0 {
-		for _, m := range valid {
-			if m.side, err = newSide(ctx, m.sf.file.Path, m.stream); err != nil {
-				return false, err
-			}
-			m.hdr = m.side.header
-		}
-	} else {
-		r, done := cand.stream()
-		cand.hdr, err = headerOf(ctx, r)
-		done()
-		if err != nil {
-			return false, fmt.Errorf("read %s: %w", cand.sf.file.Path, err)
-		}
+	if err := readHeaders(ctx, valid, cand, len(valid) > 1 || len(targets) > 0); err != nil {
+		return false, err
 	}
-
 	// The same session in several sources: import the longest once.
 	if len(valid) > 1 {
-		var bad []string
-		reason := ReasonEntriesDiffer
-		for _, m := range valid {
-			if m == cand {
-				continue
-			}
-			if hd := headerDiff(m.hdr, cand.hdr, im.ix.Resolve); hd != "" {
-				bad = append(bad, fmt.Sprintf("%s: %s", m.sf.file.Path, hd))
-				reason = ReasonHeaderDiffers
-				continue
-			}
-			rel, at, err := relate(ctx, m.side, cand.side)
-			if err != nil {
-				return false, err
-			}
-			if rel != relEqual && rel != relAPrefix {
-				bad = append(bad, fmt.Sprintf("%s: entry %d differs", m.sf.file.Path, at+1))
-			}
-		}
-		if len(bad) > 0 {
-			for _, m := range valid {
-				m.res.Result, m.res.Reason = ResultConflict, reason
-				m.res.Detail = fmt.Sprintf("%d source files hold session %s with different contents (compared with %s): %s; nothing imported",
-					len(valid), id, cand.sf.file.Path, strings.Join(bad, "; "))
-			}
-			return false, nil
+		if conflict, err := im.sourcesConflict(ctx, id, valid, cand); err != nil || conflict {
+			return false, err
 		}
 	}
-	markDuplicates := func(target string) {
-		for _, m := range valid {
-			if m != cand {
-				m.res.Result, m.res.DuplicateOf, m.res.Target = ResultDuplicate, cand.sf.file.Path, target
-				m.res.Detail = "the same session as " + cand.sf.file.Path
-			}
-		}
-	}
-
 	if len(targets) == 0 {
-		p, notes := im.newPath(cand)
-		if _, err := os.Lstat(p); err == nil {
-			return im.pathTaken(cand, p, id)
+		return im.importNew(ctx, id, valid, cand)
+	}
+	return im.compareWithStore(ctx, id, targets, valid, cand)
+}
+
+// readHeaders reads the header of every valid member, with the entry sums
+// the comparisons need (sides) when compare is set, else the candidate's
+// header only.
+func readHeaders(ctx context.Context, valid []*member, cand *member, compare bool) error {
+	if !compare {
+		r, done := cand.stream()
+		hdr, err := headerOf(ctx, r)
+		done()
+		if err != nil {
+			return fmt.Errorf("read %s: %w", cand.sf.file.Path, err)
 		}
-		res := cand.res
-		res.Target = p
-		res.Notes = append(res.Notes, notes...)
-		res.Changes, res.Repairs = cand.plan.Changes, cand.plan.Repairs
-		if !im.opts.DryRun {
-			switch err := im.create(ctx, cand, p); {
-			case errors.Is(err, errChanged):
-				return true, nil
-			case errors.Is(err, fs.ErrExist):
-				return im.pathTaken(cand, p, id)
-			case err != nil:
-				return false, err
-			}
+		cand.hdr = hdr
+		return nil
+	}
+	for _, m := range valid {
+		side, err := newSide(ctx, m.sf.file.Path, m.stream)
+		if err != nil {
+			return err
 		}
-		res.Result = ResultImported
-		markDuplicates(p)
+		m.side, m.hdr = side, side.header
+	}
+	return nil
+}
+
+// sourcesConflict compares the other sources of the session with the
+// candidate: each must have the same header and be equal to it or a prefix
+// of it. When one is not, every member is a conflict and nothing is
+// imported (conflict is then true).
+func (im *importer) sourcesConflict(ctx context.Context, id string, valid []*member, cand *member) (conflict bool, err error) {
+	var bad []string
+	reason := ReasonEntriesDiffer
+	for _, m := range valid {
+		if m == cand {
+			continue
+		}
+		if hd := headerDiff(m.hdr, cand.hdr, im.ix.Resolve); hd != "" {
+			bad = append(bad, fmt.Sprintf("%s: %s", m.sf.file.Path, hd))
+			reason = ReasonHeaderDiffers
+			continue
+		}
+		rel, at, err := relate(ctx, m.side, cand.side)
+		if err != nil {
+			return false, err
+		}
+		if rel != relEqual && rel != relAPrefix {
+			bad = append(bad, fmt.Sprintf("%s: entry %d differs", m.sf.file.Path, at+1))
+		}
+	}
+	if len(bad) == 0 {
 		return false, nil
 	}
+	for _, m := range valid {
+		m.res.Result, m.res.Reason = ResultConflict, reason
+		m.res.Detail = fmt.Sprintf("%d source files hold session %s with different contents (compared with %s): %s; nothing imported",
+			len(valid), id, cand.sf.file.Path, strings.Join(bad, "; "))
+	}
+	return true, nil
+}
 
-	// The store holds this id: compare.
+// markDuplicates gives every member but the candidate the duplicate
+// result: the same session, imported (or found) at target.
+func markDuplicates(valid []*member, cand *member, target string) {
+	for _, m := range valid {
+		if m != cand {
+			m.res.Result, m.res.DuplicateOf, m.res.Target = ResultDuplicate, cand.sf.file.Path, target
+			m.res.Detail = "the same session as " + cand.sf.file.Path
+		}
+	}
+}
+
+// importNew writes the candidate as a new store file (the store does not
+// hold its id).
+func (im *importer) importNew(ctx context.Context, id string, valid []*member, cand *member) (retry bool, err error) {
+	p, notes := im.newPath(cand)
+	if _, err := os.Lstat(p); err == nil {
+		return im.pathTaken(cand, p, id)
+	}
+	res := cand.res
+	res.Target = p
+	res.Notes = append(res.Notes, notes...)
+	res.Changes, res.Repairs = cand.plan.Changes, cand.plan.Repairs
+	if !im.opts.DryRun {
+		switch err := im.create(ctx, cand, p); {
+		case errors.Is(err, errChanged):
+			return true, nil
+		case errors.Is(err, fs.ErrExist):
+			return im.pathTaken(cand, p, id)
+		case err != nil:
+			return false, err
+		}
+	}
+	res.Result = ResultImported
+	markDuplicates(valid, cand, p)
+	return false, nil
+}
+
+// verdict is a store file compared with the candidate.
+type verdict struct {
+	t   *tgt
+	rel relation
+}
+
+// compareWithStore compares the candidate with the store's files holding
+// its id and acts on the best of them (bestTarget): a conflict, an update
+// of a prefix, an in-place upgrade of an older copy, or nothing to do.
+func (im *importer) compareWithStore(ctx context.Context, id string, targets []string, valid []*member, cand *member) (retry bool, err error) {
 	var tgs []*tgt
 	defer func() {
 		for _, t := range tgs {
@@ -360,37 +401,9 @@ func (im *importer) decide(ctx context.Context, valid []*member) (retry bool, er
 	if len(tgs) == 0 {
 		return true, nil // the store's copies vanished: start again
 	}
-	type verdict struct {
-		t   *tgt
-		rel relation
-	}
-	var best *verdict
-	var why []string
-	reason := ReasonEntriesDiffer
-	for _, t := range tgs {
-		if t.side == nil {
-			why = append(why, fmt.Sprintf("%s does not load (%s)", t.path, t.detail))
-			reason = ReasonTargetInvalid
-			continue
-		}
-		if hd := headerDiff(cand.hdr, t.side.header, im.ix.Resolve); hd != "" {
-			why = append(why, fmt.Sprintf("%s: %s", t.path, hd))
-			reason = ReasonHeaderDiffers
-			continue
-		}
-		rel, at, err := relate(ctx, cand.side, t.side)
-		if err != nil {
-			return false, err
-		}
-		if rel == relDiffer {
-			why = append(why, fmt.Sprintf("%s: entry %d of %d differs", t.path, at+1, len(cand.side.sums)))
-			continue
-		}
-		// Prefer an equal copy, then one that continues the source, then
-		// one the source continues.
-		if best == nil || rank(rel) < rank(best.rel) {
-			best = &verdict{t, rel}
-		}
+	best, why, reason, err := im.bestTarget(ctx, cand, tgs)
+	if err != nil {
+		return false, err
 	}
 	res := cand.res
 	if best == nil {
@@ -409,6 +422,50 @@ func (im *importer) decide(ctx context.Context, valid []*member) (retry bool, er
 	if len(tgs) > 1 {
 		res.Notes = append(res.Notes, upgrade.Change{What: fmt.Sprintf("%d files in the store hold session %s; compared with %s", len(tgs), id, t.path)})
 	}
+	if retry, err := im.applyVerdict(ctx, best, cand); err != nil || retry {
+		return retry, err
+	}
+	markDuplicates(valid, cand, t.path)
+	return false, nil
+}
+
+// bestTarget compares the candidate with each store file: the best is an
+// equal copy, then one that continues the source, then one the source
+// continues. With none, why lists each file's difference and reason the
+// conflict's reason.
+func (im *importer) bestTarget(ctx context.Context, cand *member, tgs []*tgt) (best *verdict, why []string, reason string, err error) {
+	reason = ReasonEntriesDiffer
+	for _, t := range tgs {
+		if t.side == nil {
+			why = append(why, fmt.Sprintf("%s does not load (%s)", t.path, t.detail))
+			reason = ReasonTargetInvalid
+			continue
+		}
+		if hd := headerDiff(cand.hdr, t.side.header, im.ix.Resolve); hd != "" {
+			why = append(why, fmt.Sprintf("%s: %s", t.path, hd))
+			reason = ReasonHeaderDiffers
+			continue
+		}
+		rel, at, err := relate(ctx, cand.side, t.side)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		if rel == relDiffer {
+			why = append(why, fmt.Sprintf("%s: entry %d of %d differs", t.path, at+1, len(cand.side.sums)))
+			continue
+		}
+		if best == nil || rank(rel) < rank(best.rel) {
+			best = &verdict{t, rel}
+		}
+	}
+	return best, why, reason, nil
+}
+
+// applyVerdict acts on the best store file: replaced when it is a strict
+// prefix of the source (the source grew), upgraded in place when it holds
+// the same entries (or more) in an older format, else left as it is.
+func (im *importer) applyVerdict(ctx context.Context, best *verdict, cand *member) (retry bool, err error) {
+	res, t := cand.res, best.t
 	switch best.rel {
 	case relBPrefix: // the store's copy is a strict prefix: the source grew
 		res.Result, res.Reason = ResultUpdated, ReasonSourceExtends
@@ -416,41 +473,42 @@ func (im *importer) decide(ctx context.Context, valid []*member) (retry bool, er
 		res.Changes, res.Repairs = cand.plan.Changes, cand.plan.Repairs
 		if !im.opts.DryRun {
 			if err := im.replace(ctx, t, cand.c.ra, cand.c.size, cand.plan, cand); err != nil {
-				if errors.Is(err, errChanged) {
-					return true, nil
-				}
-				return false, err
+				return errors.Is(err, errChanged), ignoreChanged(err)
 			}
 		}
-	default:
-		res.Result = ResultAlreadyImported
-		if best.rel == relAPrefix {
-			res.Reason = ReasonTargetExtends
-			res.Detail = fmt.Sprintf("the store's copy continues the source (%d entries, the source %d)", len(t.side.sums), len(cand.side.sums))
-		}
-		switch {
-		case t.plan != nil:
-			// The store holds the session in an older format: upgrade it in
-			// place, as the agent would when opening it.
-			res.Result, res.Reason = ResultUpdated, ReasonTargetUpgraded
-			res.Detail = fmt.Sprintf("the store's copy holds the same entries in format v%d: upgraded to v4 in place", t.version)
-			if best.rel == relAPrefix {
-				res.Detail = fmt.Sprintf("the store's copy continues the source in format v%d: upgraded to v4 in place", t.version)
-			}
-			if !im.opts.DryRun {
-				if err := im.replace(ctx, t, t.fh, t.meta.Size, t.plan, nil); err != nil {
-					if errors.Is(err, errChanged) {
-						return true, nil
-					}
-					return false, err
-				}
-			}
-		case t.planErr != nil:
-			res.Notes = append(res.Notes, upgrade.Change{What: fmt.Sprintf("the store's copy is format v%d and cannot be upgraded (%v): left as it is", t.version, t.planErr)})
-		}
+		return false, nil
 	}
-	markDuplicates(t.path)
+	res.Result = ResultAlreadyImported
+	if best.rel == relAPrefix {
+		res.Reason = ReasonTargetExtends
+		res.Detail = fmt.Sprintf("the store's copy continues the source (%d entries, the source %d)", len(t.side.sums), len(cand.side.sums))
+	}
+	switch {
+	case t.plan != nil:
+		// The store holds the session in an older format: upgrade it in
+		// place, as the agent would when opening it.
+		res.Result, res.Reason = ResultUpdated, ReasonTargetUpgraded
+		res.Detail = fmt.Sprintf("the store's copy holds the same entries in format v%d: upgraded to v4 in place", t.version)
+		if best.rel == relAPrefix {
+			res.Detail = fmt.Sprintf("the store's copy continues the source in format v%d: upgraded to v4 in place", t.version)
+		}
+		if !im.opts.DryRun {
+			if err := im.replace(ctx, t, t.fh, t.meta.Size, t.plan, nil); err != nil {
+				return errors.Is(err, errChanged), ignoreChanged(err)
+			}
+		}
+	case t.planErr != nil:
+		res.Notes = append(res.Notes, upgrade.Change{What: fmt.Sprintf("the store's copy is format v%d and cannot be upgraded (%v): left as it is", t.version, t.planErr)})
+	}
 	return false, nil
+}
+
+// ignoreChanged is err unless it is errChanged (a retry, not an error).
+func ignoreChanged(err error) error {
+	if errors.Is(err, errChanged) {
+		return nil
+	}
+	return err
 }
 
 // sameBytes reports whether the store file p holds exactly the upgraded

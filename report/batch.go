@@ -26,6 +26,7 @@ func RunBatch(ctx context.Context, opts Options, kinds []Kind, blocks *BlockOpti
 		if _, err := ParseKind(string(k)); err != nil {
 			return nil, nil, err
 		}
+		o.withTools = o.withTools || k == Tools
 	}
 	unlock, err := lockDB(ctx, o.DBPath, o.NoRefresh)
 	if err != nil {

@@ -230,6 +230,13 @@ func runQuery(cmd *cobra.Command, ios *IO, opts *queryOptions, query string, pat
 	if err := checkOneStatement(ctx, db, query); err != nil {
 		return err
 	}
+	if skipped, err := export.ReadsSkippedToolUses(ctx, db, query); err == nil && skipped {
+		p := strings.Join(quoteArgs(paths), " ")
+		if p != "" {
+			p = " " + p
+		}
+		return fmt.Errorf("duckdb %s: this report database was made by a report that reads no tool calls, so tool_uses (and tool_calls) are empty in it: run 'sessions-etl report tools%s' once (it fills them, and later reports keep them), then query again", path, p)
+	}
 	rows, err := db.QueryContext(ctx, query)
 	if err != nil {
 		return fmt.Errorf("duckdb %s: %w%s", path, err, usageModeHint(ctx, db, query, err))

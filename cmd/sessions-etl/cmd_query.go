@@ -61,7 +61,9 @@ with the paths each was made from and the command that queries it.
 A report's database holds only what the reports read: files, sessions, usage,
 ingest_issues and tool_uses (the tool call and result blocks), with every
 view; it has no entries and content_blocks tables, and a query that names a
-table it lacks says so. For every table, export into a database of your own
+table it lacks says so. tool_uses stays empty until the first 'report tools'
+over the same PATHs fills it; until then a query of tool_uses or tool_calls
+is refused and says so. For every table, export into a database of your own
 (sessions-etl export --duckdb FILE [PATH...]) and query --duckdb FILE.
 
 Exactly one statement: a query holding several (select 1; select 2) is a

@@ -56,8 +56,10 @@
 // columns (queries/export.sql derive_tool_uses_fork_copy; a fork copies
 // entries verbatim, so this gives the same answer), and the tools report
 // and tool_calls only filter on it. Every view of queries/views.sql
-// exists in both modes (tool_calls over tool_uses in ModeUsage). A
-// ModeUsage database writes no Parquet. The mode is stored in the database
+// exists in both modes (tool_calls over tool_uses in ModeUsage).
+// Options.SkipToolUses makes a ModeUsage database with tool_uses left empty
+// (no_tool_uses in its state: ReadsSkippedToolUses), until a run without
+// it rebuilds the database. A ModeUsage database writes no Parquet. The mode is stored in the database
 // (ReadMode); a run in the other mode rebuilds it from the files
 // (Summary.Rebuilt says why a run read every file).
 //

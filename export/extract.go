@@ -66,6 +66,7 @@ const (
 // extractOptions are the per-run settings of the extractor.
 type extractOptions struct {
 	usageOnly bool // ModeUsage: no entries and content blocks, tool rows instead
+	noTools   bool // ModeUsage without tool_uses rows (Options.SkipToolUses)
 	noContent bool
 	withRaw   bool
 	prices    *pricing.Table
@@ -762,7 +763,7 @@ func (x *extractor) blocks(t *ingest.Tape, content int, e *entryRow, tr *toolRes
 	}
 	// measure: the block's size and content are needed (all but toolCall
 	// blocks outside tool results are left out of ModeUsage).
-	measure := !x.opts.usageOnly || tr != nil
+	measure := !x.opts.usageOnly || (tr != nil && !x.opts.noTools)
 	switch t.Kind(content) {
 	case ingest.KindString:
 		if !measure {
@@ -831,7 +832,7 @@ func (x *extractor) addBlock(b *blockRow, e *entryRow) {
 		return
 	}
 	isCall, isResult := b.blockType.v == "toolCall", e.role.v == "toolResult" && b.toolCallID.ok
-	if !isCall && !isResult {
+	if (!isCall && !isResult) || x.opts.noTools {
 		return
 	}
 	x.entryKeys(e)

@@ -98,3 +98,36 @@ func collectTableRefs(v any, refs, ctes map[string]bool) {
 		}
 	}
 }
+
+// ReadsSkippedToolUses reports whether query reads tool_uses or tool_calls
+// (by DuckDB's parser, as MissingTables) in a database made with
+// Options.SkipToolUses, where tool_uses is empty: the answer would be
+// wrong, not merely empty.
+func ReadsSkippedToolUses(ctx context.Context, db *sql.DB, query string) (bool, error) {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()
+		AND schema_name = 'main' AND table_name = ?`, metaTable).Scan(&n); err != nil || n == 0 {
+		return false, err
+	}
+	var skipped bool
+	if err := db.QueryRowContext(ctx, "SELECT count(*) > 0 FROM "+metaTable+" WHERE key = 'no_tool_uses' AND value = 'true'").
+		Scan(&skipped); err != nil || !skipped {
+		return false, err
+	}
+	var raw string
+	if err := db.QueryRowContext(ctx, "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", query).Scan(&raw); err != nil {
+		return false, err
+	}
+	var tree any
+	if err := json.Unmarshal([]byte(raw), &tree); err != nil {
+		return false, err
+	}
+	refs, ctes := map[string]bool{}, map[string]bool{}
+	collectTableRefs(tree, refs, ctes)
+	for name := range refs {
+		if n := strings.ToLower(name); (n == TableToolUses || n == "tool_calls") && !ctes[n] {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -159,9 +159,16 @@ type Options struct {
 	// Mode selects the tables ("" is ModeFull). A database made in another
 	// mode is rebuilt: every file is read again.
 	Mode      Mode
-	NoContent bool     // text and arguments_json are NULL (sizes stay); ModeUsage keeps no content anyway
-	WithRaw   bool     // entries.raw_json holds each record's JSON (ModeFull only)
-	CostMode  CostMode // "" is auto
+	NoContent bool // text and arguments_json are NULL (sizes stay); ModeUsage keeps no content anyway
+	WithRaw   bool // entries.raw_json holds each record's JSON (ModeFull only)
+	// SkipToolUses (ModeUsage only) leaves tool_uses empty when the
+	// database is made or rebuilt, for reports that do not read it (a
+	// tenth of a cold report); the database records it (no_tool_uses in
+	// its state) and keeps it on later runs with SkipToolUses. A database
+	// that has tool_uses keeps them; one without is rebuilt by a run
+	// without SkipToolUses.
+	SkipToolUses bool
+	CostMode     CostMode // "" is auto
 	// Prices is the price table for calculated costs (nil: pricing.Default()).
 	// PricingID identifies it, so that a different table re-prices
 	// everything; empty: derived from its Source and Retrieved date.
@@ -523,6 +530,8 @@ func (r *run) load(ctx context.Context) (err error) {
 		r.sum.Rebuilt = "schema version"
 	case prev.noContent != cur.noContent || prev.withRaw != cur.withRaw:
 		r.sum.Rebuilt = "content options"
+	case prev.noToolUses && !opts.SkipToolUses:
+		r.sum.Rebuilt = "tool_uses"
 	case prev.pricing != cur.pricing:
 		r.sum.Rebuilt = "pricing"
 	case prev.machine != cur.machine:
@@ -541,6 +550,7 @@ func (r *run) load(ctx context.Context) (err error) {
 	}
 	full := r.sum.Rebuilt != ""
 	r.contentFull = full
+	cur.noToolUses = mode == ModeUsage && opts.SkipToolUses && (full || prev.noToolUses)
 	if ok {
 		cur.generation = prev.generation
 		for k, v := range prev.tableGen {
@@ -598,7 +608,7 @@ func (r *run) load(ctx context.Context) (err error) {
 	defer ld.finish()
 	unchanged := map[string]bool{}
 	var pathIssues []ingest.PathIssue
-	xopts := &extractOptions{usageOnly: mode == ModeUsage, noContent: opts.NoContent, withRaw: opts.WithRaw,
+	xopts := &extractOptions{usageOnly: mode == ModeUsage, noTools: cur.noToolUses, noContent: opts.NoContent, withRaw: opts.WithRaw,
 		prices: opts.Prices, costMode: opts.CostMode}
 	readers := make([]*ingest.Reader, opts.Workers)
 	extractors := make([]*extractor, opts.Workers)

@@ -45,6 +45,7 @@ type meta struct {
 	generation    int64
 	noContent     bool
 	withRaw       bool
+	noToolUses    bool // ModeUsage made with Options.SkipToolUses: tool_uses is empty
 	costMode      string
 	pricing       string // fingerprint of the price table the calculated costs come from
 	viewsHash     string
@@ -233,6 +234,8 @@ func (s *store) loadMeta(ctx context.Context) (m meta, ok bool, err error) {
 			m.noContent = val == "true"
 		case k == "with_raw":
 			m.withRaw = val == "true"
+		case k == "no_tool_uses":
+			m.noToolUses = val == "true"
 		case k == "cost_mode":
 			m.costMode = val
 		case k == "pricing":
@@ -321,6 +324,9 @@ func (s *store) saveMeta(ctx context.Context, m meta) error {
 		"views":          m.viewsHash,
 		"roots":          encodeRoots(m.roots),
 		"machine":        m.machine,
+	}
+	if m.noToolUses {
+		kv["no_tool_uses"] = "true"
 	}
 	for t, g := range m.tableGen {
 		kv["table_generation."+t] = strconv.FormatInt(g, 10)

@@ -29,6 +29,7 @@ func RunBatch(ctx context.Context, opts Options, kinds []Kind, blocks *BlockOpti
 		if _, err := ParseKind(string(k)); err != nil {
 			return nil, nil, err
 		}
+		o.withTools = o.withTools || k == Tools
 	}
 	unlock := func() {}
 	if len(o.From) == 0 {

@@ -161,6 +161,12 @@ func refresh(ctx context.Context, o *Options, then func(context.Context, *sql.DB
 	eo := export.Options{Roots: o.Roots, Workers: o.Workers, DuckDBPath: o.DBPath, Progress: o.Progress,
 		Mode: export.ModeUsage, CostMode: export.CostAuto, Prices: pricing.Default(), PricingID: TablePricingID(pricing.Default()),
 		Then: then}
+	// The report's own cache is made without tool_uses rows unless the
+	// tools report reads them (export.Options.SkipToolUses: a tenth of a
+	// cold report); the first tools report rebuilds it with them, and it
+	// keeps them from then on. query refuses tool_uses/tool_calls on a
+	// cache made without them (cmd_query.go).
+	eo.SkipToolUses = o.Managed && o.Kind != Tools && !o.withTools
 	if !o.Managed {
 		// A database given with --db: keep its mode and content options
 		// (changing them rebuilds it; a new one is made in the usage mode),

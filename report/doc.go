@@ -10,7 +10,10 @@
 // table. The report's own databases are ingested in export.ModeUsage: the
 // files, sessions, usage and ingest_issues tables of an export and, for the
 // tools report, tool_uses (the tool call and result blocks), but no entries
-// or content_blocks, which would be most of the work of a first report. A
+// or content_blocks, which would be most of the work of a first report.
+// tool_uses is filled only once a tools report (alone or in a batch) needs
+// it: a cache first made by another report is made without them
+// (export.Options.SkipToolUses) and rebuilt by the first tools report. A
 // database given with --db keeps the mode it has (a new one is made in
 // ModeUsage); the reports read either kind. Only rows with counted = true are used: a billed record copied into
 // a fork, a backup or the same session under two roots is counted once, in

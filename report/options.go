@@ -54,6 +54,9 @@ var Sources = ingest.Labels
 // Options configure [Run].
 type Options struct {
 	Kind Kind
+	// withTools: a batch answers the tools report too (RunBatch), so
+	// the ingest keeps tool_uses whatever Kind is.
+	withTools bool
 
 	// Roots are the session files to ingest before answering.
 	Roots []ingest.Root

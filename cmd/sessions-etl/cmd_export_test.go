@@ -132,9 +132,19 @@ func TestQueryOnReportDatabase(t *testing.T) {
 	if code != ExitOK || stdout != "input\n1400\n" {
 		t.Errorf("query on the report database: exit %d, %q, %q", code, stdout, stderr)
 	}
+	// A daily report makes the database without tool rows: a query of
+	// them is refused and says how to fill them, which works.
+	code, stdout, stderr = runCLI(t, home, "query", "--csv", "select count(*) as n from tool_calls")
+	if code != ExitFailed || stdout != "" || !strings.Contains(stderr, "tool_uses (and tool_calls) are empty") ||
+		!strings.Contains(stderr, "run 'sessions-etl report tools' once") {
+		t.Errorf("tool_calls on the report database of a daily report: exit %d, %q, %q", code, stdout, stderr)
+	}
+	if code, out, errOut := runCLI(t, home, "report", "tools", "--json"); code != ExitOK {
+		t.Fatalf("report tools exit %d: %s%s", code, out, errOut)
+	}
 	code, stdout, stderr = runCLI(t, home, "query", "--csv", "select count(*) as n from tool_calls")
 	if code != ExitOK || stdout != "n\n0\n" {
-		t.Errorf("tool_calls on the report database: exit %d, %q, %q", code, stdout, stderr)
+		t.Errorf("tool_calls on the report database after report tools: exit %d, %q, %q", code, stdout, stderr)
 	}
 	code, _, stderr = runCLI(t, home, "query", "select count(*) from entries")
 	if code != ExitFailed || !strings.Contains(stderr, "made by 'sessions-etl report'") ||

@@ -62,7 +62,9 @@ with the paths each was made from and the command that queries it.
 A report's database holds only what the reports read: files, sessions, usage,
 ingest_issues and tool_uses (the tool call and result blocks), with every
 view; it has no entries and content_blocks tables, and a query that names a
-table it lacks says so. For every table, export into a database of your own
+table it lacks says so. tool_uses stays empty until the first 'report tools'
+over the same PATHs fills it; until then a query of tool_uses or tool_calls
+is refused and says so. For every table, export into a database of your own
 (sessions-etl export --duckdb FILE [PATH...]) and query --duckdb FILE.
 
 Exactly one statement: a query holding several (select 1; select 2) is a
@@ -242,6 +244,13 @@ func runQuery(cmd *cobra.Command, ios *IO, opts *queryOptions, query string, pat
 	db.SetMaxOpenConns(1)
 	if err := checkOneStatement(ctx, db, query); err != nil {
 		return err
+	}
+	if skipped, err := export.ReadsSkippedToolUses(ctx, db, query); err == nil && skipped {
+		p := strings.Join(quoteArgs(paths), " ")
+		if p != "" {
+			p = " " + p
+		}
+		return fmt.Errorf("duckdb %s: this report database was made by a report that reads no tool calls, so tool_uses (and tool_calls) are empty in it: run 'sessions-etl report tools%s' once (it fills them, and later reports keep them), then query again", path, p)
 	}
 	rows, err := db.QueryContext(ctx, query)
 	if err != nil {

@@ -85,8 +85,8 @@ reports over PATHs use a database of their own (sessions-<hash>.duckdb, one
 per set of PATHs), so they never disturb each other, and say on stderr which
 one and how to query it (not under --quiet or --json). These databases keep
 only what the reports read (files, sessions, usage, ingest_issues and the
-tool call blocks, in tool_uses; no entries or content_blocks), with every
-view. 'sessions-etl query 'SQL' [PATH...]' queries the database of the same
+tool call blocks, in tool_uses, filled from the first tools report on; no
+entries or content_blocks), with every view. 'sessions-etl query 'SQL' [PATH...]' queries the database of the same
 PATHs; 'sessions-etl export --duckdb FILE' writes every table.
 
 Usage copied into forks, backups or the same session under two roots is

@@ -133,6 +133,12 @@ func readRootState(t *testing.T, db *sql.DB, root, m string) (rootState, error) 
 // the old or the new home's synth manifest), never a mix. A final
 // uninterrupted run succeeds, publishes the new export and leaves nothing
 // in ROOT/.staging.
+//
+// Checked against a publish that is not atomic (each table's COPY written
+// in place into ROOT/<table>/machine=m1 instead of staged and swapped): the
+// full test fails at its first kill inside the publish phase (a reader
+// finds a truncated part file, or a table with some months only); -short,
+// with a few kills, fails in some runs only (1 of 3 seeds with 4 kills).
 func TestSharedRootExportKilled(t *testing.T) {
 	seed := testkit.Seed(t)
 	rng := rand.New(rand.NewPCG(15, seed)) // the kill times; -seed replays them
@@ -244,7 +250,7 @@ func TestSharedRootExportKilled(t *testing.T) {
 	// undone by restoring it.
 	minKills, maxKills, minPartial := 30, 100, 15
 	if testing.Short() {
-		minKills, maxKills, minPartial = 4, 12, 2
+		minKills, maxKills, minPartial = 6, 15, 3
 	}
 	killed, partial, inPublish := 0, 0, 0
 	for i := 0; i < maxKills && (i < minKills || partial < minPartial); i++ {

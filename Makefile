@@ -3,8 +3,12 @@ GO        ?= go
 FUZZTIME  ?= 20s
 BENCH_HOME ?= .bench/home
 BENCH_SIZE ?= 1073741824
+TEAM_DIR ?= .bench/team
+TEAM_MACHINES ?= 20
+TEAM_SIZE ?= 600MB
+TEAM_PARTITION ?= month
 
-.PHONY: build test race fuzz lint bench bench-load ci clean portable cross cross-linux cross-windows cross-windows-check cross-windows-test cross-test snapshot
+.PHONY: build test race fuzz lint bench bench-team bench-load ci clean portable cross cross-linux cross-windows cross-windows-check cross-windows-test cross-test snapshot
 
 # Version, commit and date stamped into the binary (sessions-etl --version;
 # GoReleaser sets the same variables from the tag in .goreleaser.yaml).
@@ -100,6 +104,12 @@ lint:
 # Throughput and peak RSS on a ~1 GB generated home, side by side with DuckDB.
 bench: build
 	$(GO) run ./internal/benchrun -bin bin/sessions-etl -home $(BENCH_HOME) -size $(BENCH_SIZE)
+
+# A team synth (TEAM_MACHINES homes, generated once into TEAM_DIR) exported
+# machine by machine into one root (--partition-by TEAM_PARTITION), then
+# report daily --from it: time and peak RSS of each step (GNU time).
+bench-team: build
+	sh scripts/bench-team.sh bin/sessions-etl $(TEAM_DIR) $(TEAM_MACHINES) $(TEAM_SIZE) $(TEAM_PARTITION)
 
 # The DuckDB sink's loading path: the Appender against Arrow (INSERT from a
 # registered Arrow view; duckdb-go needs the duckdb_arrow tag for it), over

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -20,21 +19,6 @@ import (
 	"github.com/sessions-etl/sessions-etl/internal/testkit"
 	"github.com/sessions-etl/sessions-etl/synth"
 )
-
-// buildExportCLI builds the sessions-etl binary into dir.
-func buildExportCLI(t *testing.T, dir string) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	bin := filepath.Join(dir, "sessions-etl")
-	cmd := exec.Command(goBin, "build", "-o", bin, "github.com/sessions-etl/sessions-etl/cmd/sessions-etl")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // treeSums is every regular file under dir (relative path → sha256 and
 // mode), for byte-identity checks.
@@ -144,7 +128,7 @@ func TestSharedRootExportKilled(t *testing.T) {
 	seed := testkit.Seed(t)
 	rng := rand.New(rand.NewPCG(15, seed)) // the kill times; -seed replays them
 	work := t.TempDir()
-	bin := buildExportCLI(t, work)
+	bin := testkit.BuildCLI(t)
 	gen := func(name string, sessions int, seed uint64) (string, *synth.Manifest) {
 		home := filepath.Join(work, name)
 		man, err := synth.Generate(context.Background(), synth.Options{Out: home, Sessions: sessions, Seed: seed, Workers: 2})

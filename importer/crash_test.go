@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -17,21 +16,6 @@ import (
 	"github.com/sessions-etl/sessions-etl/synth"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
-
-// buildCLI builds the sessions-etl binary into dir.
-func buildCLI(t *testing.T, dir string) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	bin := filepath.Join(dir, "sessions-etl")
-	cmd := exec.Command(goBin, "build", "-o", bin, "github.com/sessions-etl/sessions-etl/cmd/sessions-etl")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // storeState is a store snapshot for the crash test: session files only
 // (this tool's temporary files and lock directories are left out).
@@ -60,7 +44,7 @@ func storeState(t *testing.T, store string) (files map[string]entryState, temps 
 // completes the job and leaves no temporary file behind.
 func TestImportCrash(t *testing.T) {
 	work := t.TempDir()
-	bin := buildCLI(t, work)
+	bin := testkit.BuildCLI(t)
 	home := filepath.Join(work, "home")
 	if _, err := synth.Generate(context.Background(), synth.Options{Out: home, Sessions: 300, Seed: 11}); err != nil {
 		t.Fatal(err)

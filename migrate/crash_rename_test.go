@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/internal/fstx"
+	"github.com/sessions-etl/sessions-etl/internal/testkit"
 	"github.com/sessions-etl/sessions-etl/validate"
 )
 
@@ -22,12 +23,7 @@ import (
 // once left mtime = now for good — and the next run, which finds it
 // current, must leave it so and finish the others with their mtimes.
 func TestSIGKILLAfterRenameKeepsMtime(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "sessions-etl")
-	build := exec.Command("go", "build", "-tags", "faultseam", "-o", bin, "./cmd/sessions-etl")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags faultseam: %v\n%s", err, out)
-	}
+	bin := testkit.BuildCLI(t, "faultseam")
 	base := t.TempDir()
 	home, state := filepath.Join(base, "home"), filepath.Join(base, "state")
 	if err := os.MkdirAll(home, 0o755); err != nil {

@@ -12,20 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessions-etl/sessions-etl/internal/testkit"
 	"github.com/sessions-etl/sessions-etl/synth"
 )
-
-// buildCLI builds the sessions-etl binary once per test binary.
-func buildCLI(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "sessions-etl")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/sessions-etl")
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 func hashTree(t *testing.T, root string) map[string]string {
 	t.Helper()
@@ -50,7 +39,7 @@ func copyHome(t *testing.T, src, dst string) {
 // exactly its migrated form (compared by SHA-256); a re-run must complete
 // the job and leave no temporary file behind.
 func TestCrashSIGKILL(t *testing.T) {
-	bin := buildCLI(t)
+	bin := testkit.BuildCLI(t)
 	base := t.TempDir()
 	home := filepath.Join(base, "home")
 	if _, err := synth.Generate(context.Background(), synth.Options{Out: home, Sessions: 60, Seed: 7}); err != nil {

@@ -4,7 +4,9 @@ import (
 	"flag"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -133,4 +135,28 @@ func Seeds(t testing.TB, flag, list string, fixed ...uint64) []uint64 {
 		out = append(out, v)
 	}
 	return out
+}
+
+// BuildCLI builds the sessions-etl command (with the given build tags, if
+// any) into a temporary directory of the test and returns its path: the
+// real process that crash tests kill.
+func BuildCLI(t testing.TB, tags ...string) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	bin := filepath.Join(t.TempDir(), "sessions-etl")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	args := []string{"build"}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	args = append(args, "-o", bin, "github.com/sessions-etl/sessions-etl/cmd/sessions-etl")
+	if out, err := exec.Command(goBin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }

@@ -250,7 +250,7 @@ func runQuery(cmd *cobra.Command, ios *IO, opts *queryOptions, query string, pat
 		if p != "" {
 			p = " " + p
 		}
-		return fmt.Errorf("duckdb %s: this report database was made by a report that reads no tool calls, so tool_uses (and tool_calls) are empty in it: run 'sessions-etl report tools%s' once (it fills them, and later reports keep them), then query again", path, p)
+		return fmt.Errorf("duckdb %s: this report database was made by a report that reads no tool calls, so tool_uses (and tool_calls) are empty in it: run '%s report tools%s' once (it fills them, and later reports keep them), then query again", path, progOr(ios.Prog), p)
 	}
 	rows, err := db.QueryContext(ctx, query)
 	if err != nil {

@@ -509,6 +509,71 @@ var stillReadable = func(path string) error {
 // it cannot open).
 var discover = ingest.Discover
 
+// rebuildReason says why the database is rebuilt from scratch ("" when it
+// is brought up to date incrementally): no previous state (ok false), or
+// a mode, schema, content option, tool_uses, pricing or machine that
+// differs from cur, or a Parquet content dataset that is not the one the
+// state describes (first export to this directory, a failed or
+// interrupted write): then every file is read again.
+func rebuildReason(prev meta, ok bool, cur meta, opts Options) string {
+	switch {
+	case !ok:
+		return "new database"
+	case prev.mode != cur.mode:
+		return "mode"
+	case prev.schemaVersion != cur.schemaVersion:
+		return "schema version"
+	case prev.noContent != cur.noContent || prev.withRaw != cur.withRaw:
+		return "content options"
+	case prev.noToolUses && !opts.SkipToolUses:
+		return "tool_uses"
+	case prev.pricing != cur.pricing:
+		return "pricing"
+	case prev.machine != cur.machine:
+		return "machine"
+	case opts.ParquetDir != "":
+		mk := readMarker(opts.ParquetDir)
+		fi, err := os.Stat(filepath.Join(opts.ParquetDir, TableContentBlocks))
+		if mk == nil || mk.SchemaVersion != SchemaVersion || mk.Tables[TableContentBlocks] != prev.tableGen[TableContentBlocks] ||
+			err != nil || !fi.IsDir() {
+			return "parquet"
+		}
+	}
+	return ""
+}
+
+// countBytes starts the walk behind a bar with a total: a second walk, of
+// directories and stats only, runs ahead of the reading one (which
+// discovery feeds a few files at a time) and announces the bytes of the
+// files to read (new or changed against known). The returned wait ends
+// it: at once when failed (the total no longer matters), else when it has
+// walked everything.
+func countBytes(ctx context.Context, roots []ingest.Root, known map[string]fileState, g ProgressTotal) (wait func(failed bool)) {
+	countCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		counting := make([]ingest.Root, len(roots))
+		for i, r := range roots {
+			r.CountOnly = true // never disturbs the reading walk's archives
+			counting[i] = r
+		}
+		_ = discover(countCtx, counting, func(f ingest.File) error {
+			if k, ok := known[f.Path]; !ok || k.size != f.Size || k.mtime != f.ModTime.UnixMicro() || k.inode != int64(f.Ino) {
+				g.Grow(f.Size)
+			}
+			return nil
+		}, func(ingest.PathIssue) {})
+	}()
+	return func(failed bool) {
+		if failed {
+			cancel()
+		}
+		<-done
+		cancel()
+	}
+}
+
 // load brings the database up to date with the files, in one transaction.
 func (r *run) load(ctx context.Context) (err error) {
 	st, opts := r.st, r.opts
@@ -521,33 +586,7 @@ func (r *run) load(ctx context.Context) (err error) {
 	cur := meta{schemaVersion: mode.schemaVersion(), mode: mode, noContent: opts.NoContent, withRaw: opts.WithRaw,
 		costMode: string(opts.CostMode), pricing: opts.pricingID(), viewsHash: viewsHash(mode), tableGen: map[string]int64{},
 		roots: rootPaths(opts.Roots), machine: opts.Machine}
-	switch {
-	case !ok:
-		r.sum.Rebuilt = "new database"
-	case prev.mode != cur.mode:
-		r.sum.Rebuilt = "mode"
-	case prev.schemaVersion != cur.schemaVersion:
-		r.sum.Rebuilt = "schema version"
-	case prev.noContent != cur.noContent || prev.withRaw != cur.withRaw:
-		r.sum.Rebuilt = "content options"
-	case prev.noToolUses && !opts.SkipToolUses:
-		r.sum.Rebuilt = "tool_uses"
-	case prev.pricing != cur.pricing:
-		r.sum.Rebuilt = "pricing"
-	case prev.machine != cur.machine:
-		r.sum.Rebuilt = "machine"
-	case opts.ParquetDir != "":
-		// The content_blocks dataset is kept up to date from the files read
-		// (content.go): when it is not the one the state describes (first
-		// export to this directory, a failed or interrupted write), every
-		// file is read again.
-		mk := readMarker(opts.ParquetDir)
-		fi, err := os.Stat(filepath.Join(opts.ParquetDir, TableContentBlocks))
-		if mk == nil || mk.SchemaVersion != SchemaVersion || mk.Tables[TableContentBlocks] != prev.tableGen[TableContentBlocks] ||
-			err != nil || !fi.IsDir() {
-			r.sum.Rebuilt = "parquet"
-		}
-	}
+	r.sum.Rebuilt = rebuildReason(prev, ok, cur, opts)
 	full := r.sum.Rebuilt != ""
 	r.contentFull = full
 	cur.noToolUses = mode == ModeUsage && opts.SkipToolUses && (full || prev.noToolUses)
@@ -629,34 +668,10 @@ func (r *run) load(ctx context.Context) (err error) {
 	}
 	opts.Progress.Phase("reading")
 	if g, ok := opts.Progress.(ProgressTotal); ok {
-		// A bar with a total: a second walk, of directories and stats
-		// only, runs ahead of the reading one (which discovery feeds a few
-		// files at a time) and announces the bytes to read. It ends
-		// before load returns: nothing of this run touches the bar, or
-		// the discover seam, once Run has returned.
-		countCtx, cancelCount := context.WithCancel(ctx)
-		counted := make(chan struct{})
-		defer func() {
-			if err != nil {
-				cancelCount() // the total no longer matters
-			}
-			<-counted
-			cancelCount()
-		}()
-		go func() {
-			defer close(counted)
-			roots := make([]ingest.Root, len(opts.Roots))
-			for i, r := range opts.Roots {
-				r.CountOnly = true // never disturbs the reading walk's archives
-				roots[i] = r
-			}
-			_ = discover(countCtx, roots, func(f ingest.File) error {
-				if k, ok := known[f.Path]; !ok || k.size != f.Size || k.mtime != f.ModTime.UnixMicro() || k.inode != int64(f.Ino) {
-					g.Grow(f.Size)
-				}
-				return nil
-			}, func(ingest.PathIssue) {})
-		}()
+		// The walk ends before load returns: nothing of this run touches
+		// the bar, or the discover seam, once Run has returned.
+		wait := countBytes(ctx, opts.Roots, known, g)
+		defer func() { wait(err != nil) }()
 	}
 	err = pipeline.Ordered(ctx, opts.Workers, opts.Workers*window,
 		func(ctx context.Context, yield func(item) error) error {

@@ -259,13 +259,8 @@ func TestSharedRootExportKilled(t *testing.T) {
 			when = fmt.Sprintf("%v after staging", d)
 			time.Sleep(d)
 		}
-		if err := cmd.Process.Signal(os.Kill); err == nil {
+		if testkit.Kill(t, cmd) {
 			killed++
-		}
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			t.Fatal(err)
 		}
 		got, err := readRootState(t, db, root, "m1")
 		if err != nil {

@@ -111,13 +111,8 @@ func TestImportCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Duration(rng.Int64N(int64(full) + 1)))
-		if err := cmd.Process.Signal(os.Kill); err == nil {
+		if testkit.Kill(t, cmd) {
 			killed++
-		}
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			t.Fatal(err)
 		}
 		got, temps := storeState(t, store)
 		done := 0

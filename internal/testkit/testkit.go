@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"errors"
 	"flag"
 	"io/fs"
 	"os"
@@ -159,4 +160,17 @@ func BuildCLI(t testing.TB, tags ...string) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// Kill sends SIGKILL to the started cmd and waits for it. killed is false
+// when the process had already ended; an error other than the process's
+// own exit status fails the test.
+func Kill(t testing.TB, cmd *exec.Cmd) (killed bool) {
+	t.Helper()
+	killed = cmd.Process.Signal(os.Kill) == nil
+	var ee *exec.ExitError
+	if err := cmd.Wait(); err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return killed
 }

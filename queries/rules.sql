@@ -3,14 +3,18 @@
 -- written once in SQL (and once in Go: export's costOf, tested against
 -- these in report/costrule_test.go and queries/rules_test.go).
 
+-- name: auto_uses_recorded
+-- SPEC.md §4, --cost auto: a record keeps its recorded cost when it has one
+-- and it is non-zero, or zero for a record without tokens. A condition over
+-- a row with recorded_cost_total, input, output, cache_read and cache_write.
+recorded_cost_total IS NOT NULL
+  AND (recorded_cost_total <> 0 OR input + output + cache_read + cache_write = 0)
+
 -- name: cost_source_auto
--- SPEC.md §4, --cost auto: 'recorded' when the recorded cost is present and
--- non-zero, or zero for a record without tokens; else 'calculated' when a
--- calculated cost is present; else NULL (unpriced, never $0). Over a row with
--- recorded_cost_total, calculated_cost_total, input, output, cache_read and
--- cache_write.
-CASE WHEN recorded_cost_total IS NOT NULL
-          AND (recorded_cost_total <> 0 OR input + output + cache_read + cache_write = 0) THEN 'recorded'
+-- The cost source under --cost auto: 'recorded' by auto_uses_recorded, else
+-- 'calculated' when a calculated cost is present (calculated_cost_total),
+-- else NULL (unpriced, never $0).
+CASE WHEN {{auto_uses_recorded}} THEN 'recorded'
      WHEN calculated_cost_total IS NOT NULL THEN 'calculated'
 END
 

@@ -197,19 +197,17 @@ func daySQL(o *Options) (string, []any) {
 	return strings.Join(conds, " AND "), args
 }
 
-// costSQL is the cost and cost source of a base row in mode (SPEC.md §4):
-// the source by the mode's rule of queries/rules.sql (the one the export
-// applies), the cost the column of that source.
+// costSQL is the cost and cost source of a base row in mode (SPEC.md §4),
+// by the rules of queries/rules.sql (the ones the export applies).
 func costSQL(mode export.CostMode) (cost, src string) {
-	rule := "cost_source_auto"
 	switch mode {
 	case export.CostRecorded:
-		rule = "cost_source_recorded"
+		return "recorded_cost_total", queries.Rule("cost_source_recorded")
 	case export.CostCalculate:
-		rule = "cost_source_calculate"
+		return "calculated_cost_total", queries.Rule("cost_source_calculate")
 	}
-	src = queries.Rule(rule)
-	return "CASE " + src + " WHEN 'recorded' THEN recorded_cost_total WHEN 'calculated' THEN calculated_cost_total END", src
+	return "CASE WHEN " + queries.Rule("auto_uses_recorded") + " THEN recorded_cost_total ELSE calculated_cost_total END",
+		queries.Rule("cost_source_auto")
 }
 
 // cell is one group of records: a day (time reports), up to two dimension

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"text/tabwriter"
@@ -13,7 +14,8 @@ import (
 
 func init() { registerCommand(newSourcesCmd) }
 
-func newSourcesCmd(ios *IO, g *globalOptions) *cobra.Command {
+func newSourcesCmd(ios *IO, g *globalOptions, runF runFunc[globalOptions]) *cobra.Command {
+	run := orDefault(runF, runSources)
 	return &cobra.Command{
 		Use:   "sources",
 		Short: "List every store the commands read with no PATH: label, root, what chose it, files found",
@@ -37,10 +39,7 @@ variable, config, exists, state (present, missing, unreadable), files, bytes.`,
   sessions-etl sources --json | jq -r 'select(.exists) | .root'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if ios.Home == "" {
-				return usagef("no home directory to find the stores")
-			}
-			return runSources(cmd, ios, g)
+			return run(cmd.Context(), g, ios)
 		},
 	}
 }
@@ -60,7 +59,11 @@ type sourceRow struct {
 	Bytes      int64  `json:"bytes"`
 }
 
-func runSources(cmd *cobra.Command, ios *IO, g *globalOptions) error {
+// runSources is sources' run: it takes the global options only.
+func runSources(ctx context.Context, g *globalOptions, ios *IO) error {
+	if ios.Home == "" {
+		return usagef("no home directory to find the stores")
+	}
 	var rows []sourceRow
 	for _, s := range stores(ios) {
 		st := s.State()
@@ -70,7 +73,7 @@ func runSources(cmd *cobra.Command, ios *IO, g *globalOptions) error {
 		for i := range rts {
 			rts[i].Skip = []string{stateDir(ios)}
 		}
-		err := ingest.Discover(cmd.Context(), rts, func(f ingest.File) error {
+		err := ingest.Discover(ctx, rts, func(f ingest.File) error {
 			row.Files++
 			row.Bytes += f.Size
 			return nil

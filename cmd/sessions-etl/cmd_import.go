@@ -98,30 +98,10 @@ func runImport(ctx context.Context, opts *importOptions, ios *IO) error {
 		}
 		return runImportUndo(ctx, opts, ios)
 	}
-	args := opts.Sources
-	if ios.Home == "" && (len(args) == 0 || opts.To == "") {
-		return usagef("no home directory: give SOURCE paths and --to DIR")
-	}
-	var opt importer.Options
-	if err := validSource(ios, opts.Source); err != nil {
-		return err
-	}
-	// With no SOURCE, the pi and Prime stores (SPEC.md §2.5), wherever
-	// variables moved them; not Atomic's: that is the store.
-	rts, err := selectRoots(ios, rootSelection{args: args, skip: []string{opts.BackupDir}, source: opts.Source,
-		kinds: []string{ingest.SourcePi, ingest.SourcePrime}})
+	opt, err := importerOptions(ios, opts)
 	if err != nil {
 		return err
 	}
-	opt.Sources = rts
-	opt.Target = opts.To
-	if opt.Target == "" {
-		opt.Target = importer.DefaultTarget(ios.Home)
-	}
-	opt.Flat, opt.Workers, opt.DryRun = opts.Flat, opts.Workers, opts.DryRun
-	opt.RunsDir, opt.StateDir, opt.LockWait = runsDir(ios, opts.BackupDir), stateDir(ios), opts.LockWait
-	opt.Repair, opt.KeepUnresolvedParent, opt.Now = opts.Repair, opts.KeepUnresolvedParent, ios.Now
-
 	out := bufio.NewWriter(ios.Out)
 	defer out.Flush()
 	enc := json.NewEncoder(out)
@@ -157,6 +137,34 @@ func runImport(ctx context.Context, opts *importOptions, ios *IO) error {
 		return errFailed
 	}
 	return nil
+}
+
+// importerOptions checks the options and turns them into
+// importer.Options: the SOURCE roots, or with none the pi and Prime stores.
+func importerOptions(ios *IO, opts *importOptions) (opt importer.Options, err error) {
+	args := opts.Sources
+	if ios.Home == "" && (len(args) == 0 || opts.To == "") {
+		return opt, usagef("no home directory: give SOURCE paths and --to DIR")
+	}
+	if err := validSource(ios, opts.Source); err != nil {
+		return opt, err
+	}
+	// With no SOURCE, the pi and Prime stores (SPEC.md §2.5), wherever
+	// variables moved them; not Atomic's: that is the store.
+	rts, err := selectRoots(ios, rootSelection{args: args, skip: []string{opts.BackupDir}, source: opts.Source,
+		kinds: []string{ingest.SourcePi, ingest.SourcePrime}})
+	if err != nil {
+		return opt, err
+	}
+	opt.Sources = rts
+	opt.Target = opts.To
+	if opt.Target == "" {
+		opt.Target = importer.DefaultTarget(ios.Home)
+	}
+	opt.Flat, opt.Workers, opt.DryRun = opts.Flat, opts.Workers, opts.DryRun
+	opt.RunsDir, opt.StateDir, opt.LockWait = runsDir(ios, opts.BackupDir), stateDir(ios), opts.LockWait
+	opt.Repair, opt.KeepUnresolvedParent, opt.Now = opts.Repair, opts.KeepUnresolvedParent, ios.Now
+	return opt, nil
 }
 
 // showImportResult: problems and replacements always, new copies when

@@ -105,31 +105,9 @@ func runMigrate(ctx context.Context, opts *migrateOptions, ios *IO) error {
 		}
 		return runUndo(ctx, opts, ios)
 	}
-	args := opts.Paths
-	if err := validSource(ios, opts.Source); err != nil {
-		return err
-	}
-	for _, a := range args {
-		if ingest.IsArchivePath(a) {
-			// SPEC.md §7.2: an archive is read, never rewritten.
-			return usagef("%s is an archive: migrate (and --relayout) rewrite files in place and never change an archive; read it with validate, export or report, or extract it first", a)
-		}
-	}
-	// With no PATH, the stores of the agents migrate has always covered
-	// (pi, Atomic, Prime, wherever variables moved them); the derivatives'
-	// stores are not upgraded in place (SPEC.md §2.3a).
-	rts, err := selectRoots(ios, rootSelection{args: args, skip: []string{opts.BackupDir}, source: opts.Source,
-		kinds: []string{ingest.SourcePi, ingest.SourceAtomic, ingest.SourcePrime}})
+	rts, err := migrateRoots(ios, opts)
 	if err != nil {
 		return err
-	}
-	if len(args) == 0 {
-		// SPEC.md §2.3a: with no PATH, in place means Atomic stores only.
-		var others []string
-		rts, others = atomicRoots(rts)
-		if len(others) > 0 && !opts.Quiet {
-			fmt.Fprintf(ios.ErrOut, "note: migrate without PATH upgrades Atomic stores only; %s read format 3 and would lose the creation time and fork link of a v4 session: bring their sessions into Atomic with 'sessions-etl import', or name a PATH to upgrade them in place\n", strings.Join(others, " and "))
-		}
 	}
 	upgradedBy := map[string]int{} // agent → files upgraded in place outside Atomic stores
 	state, runs := stateDir(ios), runsDir(ios, opts.BackupDir)
@@ -176,6 +154,39 @@ func runMigrate(ctx context.Context, opts *migrateOptions, ios *IO) error {
 		return errFailed
 	}
 	return nil
+}
+
+// migrateRoots are the roots migrate rewrites files under: the PATHs
+// (never an archive), or with none the Atomic stores (saying on stderr
+// which agents' stores it leaves alone).
+func migrateRoots(ios *IO, opts *migrateOptions) ([]ingest.Root, error) {
+	args := opts.Paths
+	if err := validSource(ios, opts.Source); err != nil {
+		return nil, err
+	}
+	for _, a := range args {
+		if ingest.IsArchivePath(a) {
+			// SPEC.md §7.2: an archive is read, never rewritten.
+			return nil, usagef("%s is an archive: migrate (and --relayout) rewrite files in place and never change an archive; read it with validate, export or report, or extract it first", a)
+		}
+	}
+	// With no PATH, the stores of the agents migrate has always covered
+	// (pi, Atomic, Prime, wherever variables moved them); the derivatives'
+	// stores are not upgraded in place (SPEC.md §2.3a).
+	rts, err := selectRoots(ios, rootSelection{args: args, skip: []string{opts.BackupDir}, source: opts.Source,
+		kinds: []string{ingest.SourcePi, ingest.SourceAtomic, ingest.SourcePrime}})
+	if err != nil {
+		return nil, err
+	}
+	if len(args) == 0 {
+		// SPEC.md §2.3a: with no PATH, in place means Atomic stores only.
+		var others []string
+		rts, others = atomicRoots(rts)
+		if len(others) > 0 && !opts.Quiet {
+			fmt.Fprintf(ios.ErrOut, "note: migrate without PATH upgrades Atomic stores only; %s read format 3 and would lose the creation time and fork link of a v4 session: bring their sessions into Atomic with 'sessions-etl import', or name a PATH to upgrade them in place\n", strings.Join(others, " and "))
+		}
+	}
+	return rts, nil
 }
 
 // warnUpgradedInPlace warns, per agent, of the sessions upgraded in place

@@ -64,6 +64,27 @@ func runSources(ctx context.Context, g *globalOptions, ios *IO) error {
 	if ios.Home == "" {
 		return usagef("no home directory to find the stores")
 	}
+	rows, err := sourceRows(ctx, ios)
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriter(ios.Out)
+	defer out.Flush()
+	if g.JSON {
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		for _, r := range rows {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return printSources(out, ios, rows)
+}
+
+// sourceRows is one row per store, with the session files found under it.
+func sourceRows(ctx context.Context, ios *IO) ([]sourceRow, error) {
 	var rows []sourceRow
 	for _, s := range stores(ios) {
 		st := s.State()
@@ -79,22 +100,15 @@ func runSources(ctx context.Context, g *globalOptions, ios *IO) error {
 			return nil
 		}, nil)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rows = append(rows, row)
 	}
-	out := bufio.NewWriter(ios.Out)
-	defer out.Flush()
-	if g.JSON {
-		enc := json.NewEncoder(out)
-		enc.SetEscapeHTML(false)
-		for _, r := range rows {
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	return rows, nil
+}
+
+// printSources writes the rows as an aligned table.
+func printSources(out *bufio.Writer, ios *IO, rows []sourceRow) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "label\tselected by\texists\tfiles\tsize\troot")
 	for _, r := range rows {

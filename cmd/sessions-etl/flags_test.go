@@ -23,7 +23,7 @@ import (
 
 // parseFlags runs args through a root holding the commands mk builds (the
 // global flags included), as runWith does, and returns the error.
-func parseFlags(ios *IO, mk func(*IO, *globalOptions) *cobra.Command, args ...string) error {
+func parseCmdFlags(ios *IO, mk func(*IO, *globalOptions) *cobra.Command, args ...string) error {
 	started := false
 	root := newRootCmdOf(ios, &started, mk)
 	root.SetArgs(args)
@@ -33,14 +33,14 @@ func parseFlags(ios *IO, mk func(*IO, *globalOptions) *cobra.Command, args ...st
 }
 
 // capture is a runF that keeps the options it was given.
-func capture[O any](got **O) runFunc[O] {
+func captureOpts[O any](got **O) runFunc[O] {
 	return func(_ context.Context, opts *O, _ *IO) error {
 		*got = opts
 		return nil
 	}
 }
 
-func isUsage(err error) bool {
+func isUsageErr(err error) bool {
 	var ue usageError
 	return errors.As(err, &ue)
 }
@@ -50,7 +50,7 @@ var flagsNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 func TestReportFlagsFillOptions(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	path := runCase(t, c20)
+	path := runCase(t, c20Case)
 	day := func(tm time.Time) string {
 		if tm.IsZero() {
 			return ""
@@ -84,9 +84,9 @@ func TestReportFlagsFillOptions(t *testing.T) {
 			}},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			ios, _, errOut := testIO(t, c.now)
+			ios, _, errOut := runTestIO(t, c.now)
 			var got *reportOptions
-			err := parseFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newReportCmd(ios, g, capture(&got)) }, c.args...)
+			err := parseCmdFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newReportCmd(ios, g, captureOpts(&got)) }, c.args...)
 			if err != nil || got == nil {
 				t.Fatalf("%v (run called: %v)\n%s", err, got != nil, errOut)
 			}
@@ -118,23 +118,23 @@ func TestReportFlagsFillOptions(t *testing.T) {
 		{"report", "daily", "--tz", "Not/AZone"},
 		{"report", "daily", "--from", "r", "--db", "x.duckdb"},
 	} {
-		ios, _, _ := testIO(t, flagsNow)
+		ios, _, _ := runTestIO(t, flagsNow)
 		var got *reportOptions
-		if err := parseFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newReportCmd(ios, g, capture(&got)) }, args...); err != nil {
+		if err := parseCmdFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newReportCmd(ios, g, captureOpts(&got)) }, args...); err != nil {
 			t.Errorf("%v: parse: %v", args, err)
 			continue
 		}
-		if _, err := reportRunOptions(ios, got, got.Kind); !isUsage(err) {
+		if _, err := reportRunOptions(ios, got, got.Kind); !isUsageErr(err) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
 	}
 
 	// A flag with no value or a report that does not exist: run is not called.
 	for _, args := range [][]string{{"report", "daily", "--order"}, {"report", "dialy"}, {"report", "daily", "--budget-daily", "-3"}} {
-		ios, _, _ := testIO(t, flagsNow)
+		ios, _, _ := runTestIO(t, flagsNow)
 		var got *reportOptions
-		err := parseFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newReportCmd(ios, g, capture(&got)) }, args...)
-		if !isUsage(err) || got != nil {
+		err := parseCmdFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newReportCmd(ios, g, captureOpts(&got)) }, args...)
+		if !isUsageErr(err) || got != nil {
 			t.Errorf("%v: %v (run called: %v), want a usage error", args, err, got != nil)
 		}
 	}
@@ -151,10 +151,10 @@ func TestConfigDefaultsOnlyForFlagsNotGiven(t *testing.T) {
 		{[]string{"report", "daily", "--tz", "UTC", "--cost", "recorded"}, "UTC", "recorded"},
 		{[]string{"report", "daily", "--cost", "auto"}, "Asia/Tokyo", "auto"},
 	} {
-		ios, _, _ := testIO(t, flagsNow)
+		ios, _, _ := runTestIO(t, flagsNow)
 		ios.Config = &config.Config{Defaults: config.Defaults{TZ: "Asia/Tokyo", Cost: "calculate"}}
 		var got *reportOptions
-		if err := parseFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newReportCmd(ios, g, capture(&got)) }, c.args...); err != nil {
+		if err := parseCmdFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newReportCmd(ios, g, captureOpts(&got)) }, c.args...); err != nil {
 			t.Fatal(err)
 		}
 		if got.TZ != c.wantTZ || got.Cost != c.wantCo {
@@ -168,10 +168,10 @@ func TestConfigDefaultsOnlyForFlagsNotGiven(t *testing.T) {
 		{[]string{"export", "--duckdb", "x.duckdb"}, "calculate"},
 		{[]string{"export", "--duckdb", "x.duckdb", "--cost", "recorded"}, "recorded"},
 	} {
-		ios, _, _ := testIO(t, flagsNow)
+		ios, _, _ := runTestIO(t, flagsNow)
 		ios.Config = &config.Config{Defaults: config.Defaults{Cost: "calculate"}}
 		var got *exportOptions
-		if err := parseFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newExportCmd(ios, g, capture(&got)) }, c.args...); err != nil {
+		if err := parseCmdFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newExportCmd(ios, g, captureOpts(&got)) }, c.args...); err != nil {
 			t.Fatal(err)
 		}
 		if got.Cost != c.wantCo {
@@ -186,11 +186,11 @@ func TestExportFlagsFillOptions(t *testing.T) {
 		t.Skip("no host name")
 	}
 	mk := func(got **exportOptions) func(*IO, *globalOptions) *cobra.Command {
-		return func(ios *IO, g *globalOptions) *cobra.Command { return newExportCmd(ios, g, capture(got)) }
+		return func(ios *IO, g *globalOptions) *cobra.Command { return newExportCmd(ios, g, captureOpts(got)) }
 	}
-	ios, _, _ := testIO(t, flagsNow)
+	ios, _, _ := runTestIO(t, flagsNow)
 	var got *exportOptions
-	if err := parseFlags(ios, mk(&got), "export", "--parquet", "root", "--partition-by", "month", "--machine", "m1",
+	if err := parseCmdFlags(ios, mk(&got), "export", "--parquet", "root", "--partition-by", "month", "--machine", "m1",
 		"--work-dir", "w", "--private", "--no-content", "--workers", "3", "p1", "p2"); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestExportFlagsFillOptions(t *testing.T) {
 
 	// No --machine: the host name.
 	got = nil
-	if err := parseFlags(ios, mk(&got), "export", "--duckdb", "x.duckdb", "--with-raw"); err != nil {
+	if err := parseCmdFlags(ios, mk(&got), "export", "--duckdb", "x.duckdb", "--with-raw"); err != nil {
 		t.Fatal(err)
 	}
 	if got.Machine != host || got.DuckDB != "x.duckdb" || !got.WithRaw || got.Partition != "" {
@@ -217,7 +217,7 @@ func TestExportFlagsFillOptions(t *testing.T) {
 		{"export", "--duckdb", "x.duckdb", "--cost", "cheap"},
 	} {
 		got = nil
-		if err := parseFlags(ios, mk(&got), args...); !isUsage(err) || got != nil {
+		if err := parseCmdFlags(ios, mk(&got), args...); !isUsageErr(err) || got != nil {
 			t.Errorf("%v: %v (run called: %v), want a usage error", args, err, got != nil)
 		}
 	}
@@ -225,18 +225,18 @@ func TestExportFlagsFillOptions(t *testing.T) {
 
 func TestQueryFlagsFillOptions(t *testing.T) {
 	mk := func(got **queryOptions) func(*IO, *globalOptions) *cobra.Command {
-		return func(ios *IO, g *globalOptions) *cobra.Command { return newQueryCmd(ios, g, capture(got)) }
+		return func(ios *IO, g *globalOptions) *cobra.Command { return newQueryCmd(ios, g, captureOpts(got)) }
 	}
-	ios, _, _ := testIO(t, flagsNow)
+	ios, _, _ := runTestIO(t, flagsNow)
 	var got *queryOptions
-	if err := parseFlags(ios, mk(&got), "query", "--csv", "SELECT 1", "a", "b"); err != nil {
+	if err := parseCmdFlags(ios, mk(&got), "query", "--csv", "SELECT 1", "a", "b"); err != nil {
 		t.Fatal(err)
 	}
 	if got.SQL != "SELECT 1" || strings.Join(got.Paths, " ") != "a b" || !got.CSV || got.DuckDB != "" {
 		t.Errorf("options %+v", got)
 	}
 	got = nil
-	if err := parseFlags(ios, mk(&got), "query", "--from", "r1", "--from", "r2", "--json", "SELECT 2"); err != nil {
+	if err := parseCmdFlags(ios, mk(&got), "query", "--from", "r1", "--from", "r2", "--json", "SELECT 2"); err != nil {
 		t.Fatal(err)
 	}
 	if got.SQL != "SELECT 2" || strings.Join(got.From, " ") != "r1 r2" || !got.JSON || len(got.Paths) != 0 {
@@ -251,16 +251,16 @@ func TestQueryFlagsFillOptions(t *testing.T) {
 		{"query", "--from", "r", "SELECT 1", "p"},
 	} {
 		got = nil
-		if err := parseFlags(ios, mk(&got), args...); !isUsage(err) || got != nil {
+		if err := parseCmdFlags(ios, mk(&got), args...); !isUsageErr(err) || got != nil {
 			t.Errorf("%v: %v (run called: %v), want a usage error", args, err, got != nil)
 		}
 	}
 }
 
 func TestMigrateImportFlagsFillOptions(t *testing.T) {
-	ios, _, _ := testIO(t, flagsNow)
+	ios, _, _ := runTestIO(t, flagsNow)
 	var mo *migrateOptions
-	if err := parseFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newMigrateCmd(ios, g, capture(&mo)) },
+	if err := parseCmdFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newMigrateCmd(ios, g, captureOpts(&mo)) },
 		"migrate", "--undo", "20261202T101500Z-1a2b", "--lock-wait", "30s", "--backup-dir", "b"); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestMigrateImportFlagsFillOptions(t *testing.T) {
 		t.Errorf("options %+v", mo)
 	}
 	mo = nil
-	if err := parseFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newMigrateCmd(ios, g, capture(&mo)) },
+	if err := parseCmdFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newMigrateCmd(ios, g, captureOpts(&mo)) },
 		"migrate", "--dry-run", "--relayout", "--repair", "--no-backup", "--keep-unresolved-parent", "-v", "--source", "pi", "p"); err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestMigrateImportFlagsFillOptions(t *testing.T) {
 	}
 
 	var im *importOptions
-	if err := parseFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newImportCmd(ios, g, capture(&im)) },
+	if err := parseCmdFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newImportCmd(ios, g, captureOpts(&im)) },
 		"import", "--to", "store", "--flat", "--dry-run", "--lock-wait", "1m", "s1", "s2"); err != nil {
 		t.Fatal(err)
 	}
@@ -287,12 +287,12 @@ func TestMigrateImportFlagsFillOptions(t *testing.T) {
 }
 
 func TestReaderFlagsFillOptions(t *testing.T) {
-	ios, out, _ := testIO(t, flagsNow)
+	ios, out, _ := runTestIO(t, flagsNow)
 
 	// report blocks: its own flags, turned into report.BlockOptions.
 	blocks := func(got **blocksOptions) func(*IO, *globalOptions) *cobra.Command {
 		return func(ios *IO, g *globalOptions) *cobra.Command {
-			return newBlocksCmd(ios, &reportOptions{globalOptions: g}, capture(got))
+			return newBlocksCmd(ios, &reportOptions{globalOptions: g}, captureOpts(got))
 		}
 	}
 	for _, c := range []struct {
@@ -307,11 +307,11 @@ func TestReaderFlagsFillOptions(t *testing.T) {
 		{[]string{"blocks", "--active", "--recent"}, 0, false, false},
 	} {
 		var bo *blocksOptions
-		if err := parseFlags(ios, blocks(&bo), c.args...); err != nil {
+		if err := parseCmdFlags(ios, blocks(&bo), c.args...); err != nil {
 			t.Fatal(err)
 		}
 		bro, err := bo.blockOptions(flagsNow)
-		if c.ok != (err == nil) || (err != nil && !isUsage(err)) {
+		if c.ok != (err == nil) || (err != nil && !isUsageErr(err)) {
 			t.Errorf("%v: %v", c.args, err)
 			continue
 		}
@@ -322,7 +322,7 @@ func TestReaderFlagsFillOptions(t *testing.T) {
 	}
 
 	var bu *budgetOptions
-	if err := parseFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newBudgetCmd(ios, g, capture(&bu)) },
+	if err := parseCmdFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newBudgetCmd(ios, g, captureOpts(&bu)) },
 		"budget", "check", "--daily", "20", "--weekly", "100", "--project-budget", "web:daily=5,monthly=80", "--tz", "UTC", "--json", "p"); err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func TestReaderFlagsFillOptions(t *testing.T) {
 	}
 
 	var da *dashboardOptions
-	if err := parseFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newDashboardCmd(ios, g, capture(&da)) },
+	if err := parseCmdFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newDashboardCmd(ios, g, captureOpts(&da)) },
 		"dashboard", "-o", "x.html", "--top", "3", "--since", "2026-11-01", "--from", "r"); err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestReaderFlagsFillOptions(t *testing.T) {
 	}
 
 	var st *statuslineOptions
-	if err := parseFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newStatuslineCmd(ios, g, capture(&st)) },
+	if err := parseCmdFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newStatuslineCmd(ios, g, captureOpts(&st)) },
 		"statusline", "--session", "s1", "--transcript", "f.jsonl", "--no-stdin", "--lock-wait", "5s"); err != nil {
 		t.Fatal(err)
 	}
@@ -351,16 +351,16 @@ func TestReaderFlagsFillOptions(t *testing.T) {
 	// A bad flag: the one-line marker on stdout, no error, run not called.
 	st = nil
 	out.Reset()
-	err := parseFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newStatuslineCmd(ios, g, capture(&st)) }, "statusline", "--nope")
+	err := parseCmdFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newStatuslineCmd(ios, g, captureOpts(&st)) }, "statusline", "--nope")
 	if err != nil || st != nil || !strings.HasPrefix(out.String(), "sessions-etl: ⚠") {
 		t.Errorf("bad flag: %v (run called: %v) %q", err, st != nil, out)
 	}
 }
 
 func TestOtherFlagsFillOptions(t *testing.T) {
-	ios, _, _ := testIO(t, flagsNow)
+	ios, _, _ := runTestIO(t, flagsNow)
 	var sy *synthOptions
-	if err := parseFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newSynthCmd(ios, g, capture(&sy)) },
+	if err := parseCmdFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newSynthCmd(ios, g, captureOpts(&sy)) },
 		"synth", "--out", "d", "--sessions", "7", "--seed", "9", "--size", "1GB", "--profile", "many-tiny", "--machines", "2", "--subagents", "-q"); err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func TestOtherFlagsFillOptions(t *testing.T) {
 	}
 
 	var va *validateOptions
-	if err := parseFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newValidateCmd(ios, g, capture(&va)) },
+	if err := parseCmdFlags(ios, func(ios *IO, g *globalOptions) *cobra.Command { return newValidateCmd(ios, g, captureOpts(&va)) },
 		"validate", "--problems", "5", "--source", "pi", "--json", "p1", filepath.Join("p", "2")); err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +378,7 @@ func TestOtherFlagsFillOptions(t *testing.T) {
 	}
 
 	var g *globalOptions
-	if err := parseFlags(ios, func(ios *IO, gl *globalOptions) *cobra.Command { return newSourcesCmd(ios, gl, capture(&g)) }, "sources", "--json"); err != nil {
+	if err := parseCmdFlags(ios, func(ios *IO, gl *globalOptions) *cobra.Command { return newSourcesCmd(ios, gl, captureOpts(&g)) }, "sources", "--json"); err != nil {
 		t.Fatal(err)
 	}
 	if !g.JSON {
@@ -386,7 +386,7 @@ func TestOtherFlagsFillOptions(t *testing.T) {
 	}
 	// --workers 0 is refused for every command before its run.
 	g = nil
-	if err := parseFlags(ios, func(ios *IO, gl *globalOptions) *cobra.Command { return newSourcesCmd(ios, gl, capture(&g)) }, "sources", "--workers", "0"); !isUsage(err) || g != nil {
+	if err := parseCmdFlags(ios, func(ios *IO, gl *globalOptions) *cobra.Command { return newSourcesCmd(ios, gl, captureOpts(&g)) }, "sources", "--workers", "0"); !isUsageErr(err) || g != nil {
 		t.Errorf("--workers 0: %v (run called: %v)", err, g != nil)
 	}
 }

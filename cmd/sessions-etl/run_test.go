@@ -51,9 +51,9 @@ func runExpected(t *testing.T, name string, v any) {
 	}
 }
 
-// testIO is an IO of buffers at the instant now, with an empty home, no
+// runTestIO is an IO of buffers at the instant now, with an empty home, no
 // environment variable and no configuration file.
-func testIO(t *testing.T, now time.Time) (ios *IO, out, errOut *bytes.Buffer) {
+func runTestIO(t *testing.T, now time.Time) (ios *IO, out, errOut *bytes.Buffer) {
 	t.Helper()
 	out, errOut = &bytes.Buffer{}, &bytes.Buffer{}
 	ios = &IO{In: strings.NewReader(""), Out: out, ErrOut: errOut, Now: func() time.Time { return now },
@@ -63,7 +63,7 @@ func testIO(t *testing.T, now time.Time) (ios *IO, out, errOut *bytes.Buffer) {
 }
 
 // jsonLines decodes each line of out.
-func jsonLines(t *testing.T, out string) []map[string]any {
+func decodeJSONLines(t *testing.T, out string) []map[string]any {
 	t.Helper()
 	var rows []map[string]any
 	sc := bufio.NewScanner(strings.NewReader(out))
@@ -78,7 +78,7 @@ func jsonLines(t *testing.T, out string) []map[string]any {
 	return rows
 }
 
-func fileSHA256(t *testing.T, p string) string {
+func fileSum256(t *testing.T, p string) string {
 	t.Helper()
 	raw, err := os.ReadFile(p)
 	if err != nil {
@@ -89,7 +89,7 @@ func fileSHA256(t *testing.T, p string) string {
 }
 
 // copySessions copies the .jsonl files of a case into a new directory.
-func copySessions(t *testing.T, caseName string) string {
+func copyCaseSessions(t *testing.T, caseName string) string {
 	t.Helper()
 	dir := t.TempDir()
 	ents, err := os.ReadDir(runCase(t, caseName))
@@ -111,19 +111,19 @@ func copySessions(t *testing.T, caseName string) string {
 	return dir
 }
 
-func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+func nearUSD(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
-// errorStatuses are the verdicts validate counts as errors (README,
+// validateErrorStatuses are the verdicts validate counts as errors (README,
 // SPEC.md §1): the agent will not load such a file.
-var errorStatuses = map[string]bool{"not_session": true, "future_version": true, "unrecognized_version": true,
+var validateErrorStatuses = map[string]bool{"not_session": true, "future_version": true, "unrecognized_version": true,
 	"torn": true, "corrupt": true, "unreadable": true}
 
-// c20 is the case the reader commands run on: three files, four billed
+// c20Case is the case the reader commands run on: three files, four billed
 // records with recorded costs. Per UTC day, from the files' records:
 // 2025-04-01 120+200 input, 30+40 output, $0.00081+$0.00123; 2025-04-02
 // 300, 60, $0.0018; 2025-04-03 50, 10, $0.0003 (expected.json's usage
 // gives the totals: 670, 140, $0.00414).
-const c20 = "c20-whitespace-separators"
+const c20Case = "c20-whitespace-separators"
 
 var c20Days = []struct {
 	day           string
@@ -135,7 +135,7 @@ var c20Days = []struct {
 	{"2025-04-03", 50, 10, 0.0003},
 }
 
-type caseUsage struct {
+type runCaseUsage struct {
 	Usage struct {
 		Records int64   `json:"counted_records"`
 		Input   int64   `json:"input"`
@@ -145,7 +145,7 @@ type caseUsage struct {
 }
 
 func TestRunValidateWithoutCobra(t *testing.T) {
-	for _, c := range []string{"c01-torn-final-record", "c03-future-version", "c09-crlf-line-endings", "c14-atomic-v4-billed-usage-kinds", c20} {
+	for _, c := range []string{"c01-torn-final-record", "c03-future-version", "c09-crlf-line-endings", "c14-atomic-v4-billed-usage-kinds", c20Case} {
 		t.Run(c, func(t *testing.T) {
 			var exp struct {
 				Validate map[string]struct {
@@ -154,17 +154,17 @@ func TestRunValidateWithoutCobra(t *testing.T) {
 				} `json:"validate"`
 			}
 			runExpected(t, c, &exp)
-			ios, out, _ := testIO(t, time.Now())
+			ios, out, _ := runTestIO(t, time.Now())
 			opts := &validateOptions{globalOptions: &globalOptions{JSON: true, Workers: 2}, Paths: []string{runCase(t, c)}, MaxProblems: 20}
 			err := runValidate(context.Background(), opts, ios)
 			wantFail := false
 			for _, v := range exp.Validate {
-				wantFail = wantFail || errorStatuses[v.Status]
+				wantFail = wantFail || validateErrorStatuses[v.Status]
 			}
 			if gotFail := errors.Is(err, errFailed); gotFail != wantFail || (err != nil && !gotFail) {
 				t.Fatalf("err %v, want failed=%v", err, wantFail)
 			}
-			rows := jsonLines(t, out.String())
+			rows := decodeJSONLines(t, out.String())
 			if len(rows) != len(exp.Validate)+1 {
 				t.Fatalf("%d lines, want %d verdicts and a summary:\n%s", len(rows), len(exp.Validate), out)
 			}
@@ -196,7 +196,7 @@ func TestRunValidateWithoutCobra(t *testing.T) {
 	runExpected(t, "c01-torn-final-record", &exp)
 	want := exp.Validate["session.jsonl"]
 	for _, quiet := range []bool{false, true} {
-		ios, out, _ := testIO(t, time.Now())
+		ios, out, _ := runTestIO(t, time.Now())
 		opts := &validateOptions{globalOptions: &globalOptions{Quiet: quiet, Workers: 1}, Paths: []string{runCase(t, "c01-torn-final-record")}, MaxProblems: 20}
 		if err := runValidate(context.Background(), opts, ios); !errors.Is(err, errFailed) {
 			t.Fatalf("quiet=%v: err %v, want errFailed", quiet, err)
@@ -211,16 +211,16 @@ func TestRunValidateWithoutCobra(t *testing.T) {
 	}
 }
 
-// readerOptions are report's options for c20 with a database of the test's.
+// readerOptions are report's options for c20Case with a database of the test's.
 func readerOptions(t *testing.T, kind report.Kind, asJSON bool) *reportOptions {
 	return &reportOptions{globalOptions: &globalOptions{JSON: asJSON, Workers: 2}, Kind: kind,
-		Paths: []string{runCase(t, c20)}, DB: filepath.Join(t.TempDir(), "r.duckdb"), Cost: "auto", Color: "never", TZ: "UTC"}
+		Paths: []string{runCase(t, c20Case)}, DB: filepath.Join(t.TempDir(), "r.duckdb"), Cost: "auto", Color: "never", TZ: "UTC"}
 }
 
 func TestRunReportWithoutCobra(t *testing.T) {
-	var exp caseUsage
-	runExpected(t, c20, &exp)
-	ios, out, errOut := testIO(t, time.Date(2025, 4, 10, 12, 0, 0, 0, time.UTC))
+	var exp runCaseUsage
+	runExpected(t, c20Case, &exp)
+	ios, out, errOut := runTestIO(t, time.Date(2025, 4, 10, 12, 0, 0, 0, time.UTC))
 	opts := readerOptions(t, report.Daily, true)
 	if err := runReport(context.Background(), opts, ios); err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
@@ -242,7 +242,7 @@ func TestRunReportWithoutCobra(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if r.Totals.Input != exp.Usage.Input || r.Totals.Output != exp.Usage.Output || !near(r.Totals.Cost, exp.Usage.Cost) || r.Totals.Records != exp.Usage.Records {
+	if r.Totals.Input != exp.Usage.Input || r.Totals.Output != exp.Usage.Output || !nearUSD(r.Totals.Cost, exp.Usage.Cost) || r.Totals.Records != exp.Usage.Records {
 		t.Errorf("totals %+v, want expected.json's %+v", r.Totals, exp.Usage)
 	}
 	if len(r.Daily) != len(c20Days) {
@@ -250,14 +250,14 @@ func TestRunReportWithoutCobra(t *testing.T) {
 	}
 	for i, d := range c20Days {
 		got := r.Daily[i]
-		if got.Date != d.day || got.Input != d.input || got.Output != d.output || !near(got.Cost, d.cost) {
+		if got.Date != d.day || got.Input != d.input || got.Output != d.output || !nearUSD(got.Cost, d.cost) {
 			t.Errorf("day %d: %+v, want %+v", i, got, d)
 		}
 	}
 
 	// --order desc, --last 8d at 2025-04-10 (from 2025-04-03): the last
 	// day alone; --strict on a clean case exits 0.
-	ios, out, _ = testIO(t, time.Date(2025, 4, 10, 12, 0, 0, 0, time.UTC))
+	ios, out, _ = runTestIO(t, time.Date(2025, 4, 10, 12, 0, 0, 0, time.UTC))
 	opts = readerOptions(t, report.Daily, true)
 	opts.Last, opts.Order, opts.Strict = "8d", "desc", true
 	if err := runReport(context.Background(), opts, ios); err != nil {
@@ -267,12 +267,12 @@ func TestRunReportWithoutCobra(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Daily) != 1 || r.Daily[0].Date != "2025-04-03" || !near(r.Totals.Cost, 0.0003) {
+	if len(r.Daily) != 1 || r.Daily[0].Date != "2025-04-03" || !nearUSD(r.Totals.Cost, 0.0003) {
 		t.Errorf("--last 8d: %+v, want 2025-04-03 alone at $0.0003", r)
 	}
 
 	// A usage error from the options, before anything is read.
-	ios, _, _ = testIO(t, time.Now())
+	ios, _, _ = runTestIO(t, time.Now())
 	opts = readerOptions(t, report.Daily, true)
 	opts.CSV = true
 	var ue usageError
@@ -282,11 +282,11 @@ func TestRunReportWithoutCobra(t *testing.T) {
 }
 
 func TestRunExportThenQueryWithoutCobra(t *testing.T) {
-	var exp caseUsage
-	runExpected(t, c20, &exp)
+	var exp runCaseUsage
+	runExpected(t, c20Case, &exp)
 	db := filepath.Join(t.TempDir(), "x.duckdb")
-	ios, out, errOut := testIO(t, time.Now())
-	eo := &exportOptions{globalOptions: &globalOptions{JSON: true, Workers: 2}, Paths: []string{runCase(t, c20)},
+	ios, out, errOut := runTestIO(t, time.Now())
+	eo := &exportOptions{globalOptions: &globalOptions{JSON: true, Workers: 2}, Paths: []string{runCase(t, c20Case)},
 		DuckDB: db, Cost: "auto", Machine: "test-machine"}
 	if err := runExport(context.Background(), eo, ios); err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
@@ -306,7 +306,7 @@ func TestRunExportThenQueryWithoutCobra(t *testing.T) {
 	}
 
 	// The daily_usage view of the export, as CSV.
-	ios, out, errOut = testIO(t, time.Now())
+	ios, out, errOut = runTestIO(t, time.Now())
 	qo := &queryOptions{globalOptions: &globalOptions{}, DuckDB: db, CSV: true,
 		SQL: "SELECT day, records, input, output, cost_total FROM daily_usage ORDER BY day"}
 	if err := runQuery(context.Background(), qo, ios); err != nil {
@@ -321,24 +321,24 @@ func TestRunExportThenQueryWithoutCobra(t *testing.T) {
 	}
 
 	// The totals as JSON Lines, against expected.json; the machine column.
-	ios, out, _ = testIO(t, time.Now())
+	ios, out, _ = runTestIO(t, time.Now())
 	qo = &queryOptions{globalOptions: &globalOptions{JSON: true}, DuckDB: db,
 		SQL: "SELECT count(*) AS records, sum(input) AS input, sum(output) AS output, sum(cost_total) AS cost, min(machine) AS machine FROM counted_usage"}
 	if err := runQuery(context.Background(), qo, ios); err != nil {
 		t.Fatal(err)
 	}
-	rows := jsonLines(t, out.String())
+	rows := decodeJSONLines(t, out.String())
 	if len(rows) != 1 {
 		t.Fatalf("%d rows:\n%s", len(rows), out)
 	}
 	got := rows[0]
 	if got["records"] != float64(exp.Usage.Records) || got["input"] != float64(exp.Usage.Input) || got["output"] != float64(exp.Usage.Output) ||
-		!near(got["cost"].(float64), exp.Usage.Cost) || got["machine"] != "test-machine" {
+		!nearUSD(got["cost"].(float64), exp.Usage.Cost) || got["machine"] != "test-machine" {
 		t.Errorf("totals %v, want expected.json's %+v on test-machine", got, exp.Usage)
 	}
 
 	// Two statements: a usage error; a missing database: an error naming it.
-	ios, _, _ = testIO(t, time.Now())
+	ios, _, _ = runTestIO(t, time.Now())
 	var ue usageError
 	qo = &queryOptions{globalOptions: &globalOptions{}, DuckDB: db, SQL: "SELECT 1; SELECT 2"}
 	if err := runQuery(context.Background(), qo, ios); !errors.As(err, &ue) {
@@ -356,8 +356,8 @@ func TestRunMigrateAndUndoWithoutCobra(t *testing.T) {
 	var exp struct {
 		Migrate map[string]json.RawMessage `json:"migrate"`
 	}
-	runExpected(t, c20, &exp)
-	dir := copySessions(t, c20)
+	runExpected(t, c20Case, &exp)
+	dir := copyCaseSessions(t, c20Case)
 	type want struct {
 		Result string `json:"result"`
 		Before string `json:"sha256_before"`
@@ -373,12 +373,12 @@ func TestRunMigrateAndUndoWithoutCobra(t *testing.T) {
 	if len(wants) != 3 {
 		t.Fatalf("expected.json: %d files to migrate", len(wants))
 	}
-	ios, out, errOut := testIO(t, time.Now())
+	ios, out, errOut := runTestIO(t, time.Now())
 	opts := &migrateOptions{globalOptions: &globalOptions{JSON: true, Workers: 2}, Paths: []string{dir}}
 	if err := runMigrate(context.Background(), opts, ios); err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
-	rows := jsonLines(t, out.String())
+	rows := decodeJSONLines(t, out.String())
 	runID := ""
 	for _, r := range rows {
 		if s, ok := r["summary"].(map[string]any); ok {
@@ -391,7 +391,7 @@ func TestRunMigrateAndUndoWithoutCobra(t *testing.T) {
 		}
 	}
 	for name, w := range wants {
-		if got := fileSHA256(t, filepath.Join(dir, name)); got != w.After {
+		if got := fileSum256(t, filepath.Join(dir, name)); got != w.After {
 			t.Errorf("%s after migrate: sha256 %s, want expected.json's %s", name, got, w.After)
 		}
 	}
@@ -405,13 +405,13 @@ func TestRunMigrateAndUndoWithoutCobra(t *testing.T) {
 	if err := runMigrate(context.Background(), undo, ios); !errors.As(err, &ue) {
 		t.Errorf("--undo with a PATH: %v, want a usage error", err)
 	}
-	ios, out, _ = testIO(t, time.Now())
+	ios, out, _ = runTestIO(t, time.Now())
 	undo.Paths = nil
 	if err := runMigrate(context.Background(), undo, ios); err != nil {
 		t.Fatalf("undo: %v\n%s", err, out)
 	}
 	for name, w := range wants {
-		if got := fileSHA256(t, filepath.Join(dir, name)); got != w.Before {
+		if got := fileSum256(t, filepath.Join(dir, name)); got != w.Before {
 			t.Errorf("%s after undo: sha256 %s, want expected.json's %s", name, got, w.Before)
 		}
 	}
@@ -428,21 +428,21 @@ func TestRunImportWithoutCobra(t *testing.T) {
 			Exit    int               `json:"exit"`
 		} `json:"import"`
 	}
-	runExpected(t, c20, &exp)
-	src := copySessions(t, c20)
+	runExpected(t, c20Case, &exp)
+	src := copyCaseSessions(t, c20Case)
 	before := map[string]string{}
 	for name := range exp.Import.Results {
-		before[name] = fileSHA256(t, filepath.Join(src, name))
+		before[name] = fileSum256(t, filepath.Join(src, name))
 	}
 	store := filepath.Join(t.TempDir(), "store")
-	ios, out, errOut := testIO(t, time.Now())
+	ios, out, errOut := runTestIO(t, time.Now())
 	opts := &importOptions{globalOptions: &globalOptions{JSON: true, Workers: 2}, Sources: []string{src}, To: store}
 	err := runImport(context.Background(), opts, ios)
 	if (err == nil) != (exp.Import.Exit == 0) {
 		t.Fatalf("err %v, want exit %d\n%s", err, exp.Import.Exit, errOut)
 	}
 	n := 0
-	for _, r := range jsonLines(t, out.String()) {
+	for _, r := range decodeJSONLines(t, out.String()) {
 		if _, ok := r["summary"]; ok {
 			continue
 		}
@@ -466,7 +466,7 @@ func TestRunImportWithoutCobra(t *testing.T) {
 		t.Errorf("store holds %d session files, want 3: %v", len(copies), copies)
 	}
 	for name, sum := range before {
-		if fileSHA256(t, filepath.Join(src, name)) != sum {
+		if fileSum256(t, filepath.Join(src, name)) != sum {
 			t.Errorf("source %s changed", name)
 		}
 	}
@@ -479,7 +479,7 @@ func TestRunImportWithoutCobra(t *testing.T) {
 }
 
 func TestRunSourcesWithoutCobra(t *testing.T) {
-	ios, out, _ := testIO(t, time.Now())
+	ios, out, _ := runTestIO(t, time.Now())
 	dir := filepath.Join(ios.Home, ".pi", "agent", "sessions", "--home-dev--")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -495,7 +495,7 @@ func TestRunSourcesWithoutCobra(t *testing.T) {
 		t.Fatal(err)
 	}
 	found := false
-	for _, r := range jsonLines(t, out.String()) {
+	for _, r := range decodeJSONLines(t, out.String()) {
 		if r["label"] != "pi" {
 			continue
 		}
@@ -515,7 +515,7 @@ func TestRunSourcesWithoutCobra(t *testing.T) {
 }
 
 func TestRunSynthWithoutCobra(t *testing.T) {
-	ios, out, _ := testIO(t, time.Now())
+	ios, out, _ := runTestIO(t, time.Now())
 	dir := filepath.Join(t.TempDir(), "home")
 	opts := &synthOptions{globalOptions: &globalOptions{Workers: 2}, Out: dir, Sessions: 6, Seed: 3, Size: "0", Profile: "default"}
 	if err := runSynth(context.Background(), opts, ios); err != nil {
@@ -556,14 +556,14 @@ func TestRunSynthWithoutCobra(t *testing.T) {
 }
 
 // TestRunReadersWithoutCobra runs report blocks, budget check, dashboard
-// and statusline on c20 at 2025-04-03 10:00 UTC: the last record
+// and statusline on c20Case at 2025-04-03 10:00 UTC: the last record
 // (09:00:03) opened a block at 09:00 that ends at 14:00.
 func TestRunReadersWithoutCobra(t *testing.T) {
 	now := time.Date(2025, 4, 3, 10, 0, 0, 0, time.UTC)
 	ctx := context.Background()
 
 	t.Run("blocks", func(t *testing.T) {
-		ios, out, errOut := testIO(t, now)
+		ios, out, errOut := runTestIO(t, now)
 		bo := &blocksOptions{reportOptions: readerOptions(t, report.Daily, true), NoGaps: true}
 		if err := runBlocks(ctx, bo, ios); err != nil {
 			t.Fatalf("%v\n%s", err, errOut)
@@ -583,7 +583,7 @@ func TestRunReadersWithoutCobra(t *testing.T) {
 		}
 		for i, d := range c20Days {
 			b := r.Blocks[i]
-			if !strings.HasPrefix(b.Start, d.day+"T09:00:00") || !near(b.Cost, d.cost) || b.Active != (i == 2) {
+			if !strings.HasPrefix(b.Start, d.day+"T09:00:00") || !nearUSD(b.Cost, d.cost) || b.Active != (i == 2) {
 				t.Errorf("block %d: %+v, want %sT09:00 at $%g, active only the last", i, b, d.day, d.cost)
 			}
 		}
@@ -599,14 +599,14 @@ func TestRunReadersWithoutCobra(t *testing.T) {
 			daily float64
 			want  error
 		}{{0.0002, errOverBudget}, {0.001, nil}} { // today: $0.0003
-			ios, _, errOut := testIO(t, now)
+			ios, _, errOut := runTestIO(t, now)
 			opts := &budgetOptions{reportOptions: *readerOptions(t, report.Daily, true)}
 			opts.budget.Daily = c.daily
 			if err := runBudgetCheck(ctx, opts, ios); !errors.Is(err, c.want) || (c.want == nil && err != nil) {
 				t.Errorf("daily budget %g: %v, want %v\n%s", c.daily, err, c.want, errOut)
 			}
 		}
-		ios, _, _ := testIO(t, now)
+		ios, _, _ := runTestIO(t, now)
 		var ue usageError
 		if err := runBudgetCheck(ctx, &budgetOptions{reportOptions: *readerOptions(t, report.Daily, true)}, ios); !errors.As(err, &ue) {
 			t.Errorf("no budget: %v, want a usage error", err)
@@ -614,7 +614,7 @@ func TestRunReadersWithoutCobra(t *testing.T) {
 	})
 
 	t.Run("dashboard", func(t *testing.T) {
-		ios, _, errOut := testIO(t, now)
+		ios, _, errOut := runTestIO(t, now)
 		page := filepath.Join(t.TempDir(), "d.html")
 		opts := &dashboardOptions{reportOptions: *readerOptions(t, report.Daily, false), Out: page, Top: 5}
 		if err := runDashboard(ctx, opts, ios); err != nil {
@@ -635,7 +635,7 @@ func TestRunReadersWithoutCobra(t *testing.T) {
 	})
 
 	t.Run("statusline", func(t *testing.T) {
-		ios, out, _ := testIO(t, now)
+		ios, out, _ := runTestIO(t, now)
 		opts := &statuslineOptions{reportOptions: *readerOptions(t, report.Daily, false), NoStdin: true,
 			Session: "20a0c003-4e5f-4a6b-8c7d-20a000000003", Timeout: 5 * time.Second}
 		if err := runStatusline(ctx, opts, ios); err != nil {
@@ -648,7 +648,7 @@ func TestRunReadersWithoutCobra(t *testing.T) {
 			}
 		}
 		// An error is the one-line marker, never an error exit.
-		ios, out, _ = testIO(t, now)
+		ios, out, _ = runTestIO(t, now)
 		opts.TZ = "Not/AZone"
 		if err := runStatusline(ctx, opts, ios); err != nil || !strings.HasPrefix(out.String(), "sessions-etl: ⚠") || strings.Count(out.String(), "\n") != 1 {
 			t.Errorf("bad zone: %v %q", err, out)
@@ -657,7 +657,7 @@ func TestRunReadersWithoutCobra(t *testing.T) {
 }
 
 func TestRunVersionWithoutCobra(t *testing.T) {
-	ios, out, _ := testIO(t, time.Now())
+	ios, out, _ := runTestIO(t, time.Now())
 	if err := runVersion(context.Background(), &globalOptions{JSON: true}, ios); err != nil {
 		t.Fatal(err)
 	}

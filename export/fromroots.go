@@ -25,8 +25,12 @@ import (
 // for v1 records the same kind, timestamps and tokens) stays counted only
 // on the machine whose copy is in the session with the oldest header (then
 // the machine name); its other copies get counted = false and
-// duplicate_of_session_id. The database records no price table, so reports
-// price it again with theirs.
+// duplicate_of_session_id. Subagent roll-ups are decided again over every
+// machine's sessions (a child read on any machine, SPEC.md §7.3), and
+// entries.fork_copy_of over every machine's entries, so that a child, a
+// synced file or a fork made on another machine is never counted twice,
+// in usage or in tool calls. The database records no price table, so
+// reports price it again with theirs.
 func OpenRoots(ctx context.Context, roots []string, memoryLimit string) (db *sql.DB, err error) {
 	if len(roots) == 0 {
 		return nil, errors.New("no Parquet root")
@@ -88,11 +92,35 @@ func OpenRoots(ctx context.Context, roots []string, memoryLimit string) (db *sql
 		switch t {
 		case FilesTable, SessionsTable, UsageTable:
 			kind = "TABLE"
+		case EntriesTable:
+			continue // below, once the session order is known
 		}
 		stmts = append(stmts, fmt.Sprintf("CREATE %s %s AS SELECT %s FROM %s x LEFT JOIN file_map m ON m.machine = x.machine AND m.machine_file_id = x.file_id",
 			kind, t.Name, sel(t, "x"), globs[t.Name]))
 	}
 	stmts = append(stmts,
+		// Subagent roll-ups (SPEC.md §7.3) across every machine: a child
+		// is found in any machine's sessions, as in one home. Each
+		// machine decided only among its own files, so a roll-up whose
+		// child is on another machine was counted there too. Parents are
+		// resolved again first (a child's header may name a parent's path
+		// on another machine), then which roll-up rows stand for children
+		// read, then counted: a machine's own copies (its
+		// duplicate_of_session_id) stay uncounted, the rest unless covered.
+		queries.Export("resolve_parents"),
+		// The session order over every machine (export.sql session_order,
+		// then the machine name: a synced file is on several), and entries
+		// with fork_copy_of decided over every machine (derive_fork_copies'
+		// rule: the entry's oldest file in that order owns it), so that a
+		// tool call copied into a fork or a synced file on another machine
+		// counts once. A view: the order of files is all it keeps.
+		`CREATE TABLE team_session_order AS
+SELECT file_id, session_id, row_number() OVER (ORDER BY created_at ASC NULLS LAST, session_id, path, machine) AS ord
+FROM sessions`,
+		entriesView(globs[TableEntries]),
+		queries.Export("derive_rollups"),
+		`UPDATE usage SET counted = duplicate_of_session_id IS NULL AND NOT rollup_covered
+WHERE counted IS DISTINCT FROM (duplicate_of_session_id IS NULL AND NOT rollup_covered)`,
 		`UPDATE usage SET counted = false, duplicate_of_session_id = w.owner_session
 FROM (SELECT u.rowid AS rid, u.machine,
              first_value(u.machine) OVER w AS owner, first_value(u.session_id) OVER w AS owner_session
@@ -101,6 +129,10 @@ FROM (SELECT u.rowid AS rid, u.machine,
       WINDOW w AS (PARTITION BY u.copy_key_a IS NULL, coalesce(u.copy_key_a, u.copy_key_b)
                    ORDER BY s.created_at NULLS LAST, u.machine, u.file_id)) w
 WHERE usage.rowid = w.rid AND w.machine <> w.owner`,
+		// The rest rows of roll-ups read in part, from the children read on
+		// any machine (their usage counted once, above); costed as
+		// export's default --cost auto (reports price again anyway).
+		queries.Export("derive_rollup_rest"),
 		"CREATE TABLE "+metaTable+" (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)",
 		"INSERT INTO "+metaTable+" VALUES ('schema_version', '"+strconv.Itoa(SchemaVersion)+"'), ('mode', 'full'), ('from_roots', 'true')",
 	)
@@ -109,10 +141,49 @@ WHERE usage.rowid = w.rid AND w.machine <> w.owner`,
 			return nil, fmt.Errorf("read %s: %w", strings.Join(roots, ", "), err)
 		}
 	}
+	if _, err := db.ExecContext(ctx, queries.Export("apply_cost_mode"), string(CostAuto), false); err != nil {
+		return nil, fmt.Errorf("read %s: %w", strings.Join(roots, ", "), err)
+	}
 	for _, v := range queries.Views() {
 		if _, err := db.ExecContext(ctx, queries.CreateView(v)); err != nil {
 			return nil, fmt.Errorf("view %s: %w", v.Name, err)
 		}
 	}
 	return db, nil
+}
+
+// entriesView is the CREATE VIEW of OpenRoots' entries over the Parquet
+// files glob: every machine's entries, file_id renumbered (file_map) and
+// fork_copy_of decided across machines as queries/export.sql
+// derive_fork_copies decides it in one home, over team_session_order.
+func entriesView(glob string) string {
+	cols := make([]string, len(EntriesTable.Columns))
+	for i, c := range EntriesTable.Columns {
+		switch c.Name {
+		case "file_id":
+			cols[i] = "x.team_file_id AS file_id"
+		case "fork_copy_of":
+			cols[i] = "s.session_id AS fork_copy_of"
+		default:
+			cols[i] = "x." + c.Name
+		}
+	}
+	return `CREATE VIEW entries AS
+WITH x AS (
+  SELECT x.*, m.file_id AS team_file_id, o.ord AS team_ord
+  FROM ` + glob + ` x
+  LEFT JOIN file_map m ON m.machine = x.machine AND m.machine_file_id = x.file_id
+  LEFT JOIN team_session_order o ON o.file_id = m.file_id
+), a AS (
+  SELECT copy_key, min(team_ord) AS a_ord FROM x GROUP BY copy_key
+), b AS (
+  SELECT content_key, min(team_ord) AS b_ord FROM x WHERE content_key IS NOT NULL GROUP BY content_key
+)
+SELECT ` + strings.Join(cols, ", ") + `
+FROM x
+JOIN a ON a.copy_key = x.copy_key
+LEFT JOIN b ON b.content_key = x.content_key
+LEFT JOIN team_session_order s
+       ON s.ord = CASE WHEN a.a_ord <> x.team_ord AND (b.b_ord IS NULL OR b.b_ord = x.team_ord OR a.a_ord <= b.b_ord) THEN a.a_ord
+                       WHEN b.b_ord <> x.team_ord THEN b.b_ord END`
 }

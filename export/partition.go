@@ -149,7 +149,47 @@ var teamViews string
 
 // TeamViewsSQL is the content of ViewsFile.
 func TeamViewsSQL() string {
-	return strings.ReplaceAll(teamViews, "{{VERSION}}", strconv.Itoa(SchemaVersion))
+	return strings.NewReplacer("{{VERSION}}", strconv.Itoa(SchemaVersion), "{{COUNTED_COLUMNS}}", countedColumns()).Replace(teamViews)
+}
+
+// countedColumns is the column list of views.sql's counted_usage: every
+// usage column of team_usage_once o, those a roll-up's rest row read in
+// part changes taken from rollup_rest r (matched) instead.
+func countedColumns() string {
+	rest := map[string]string{
+		"recorded_cost_input": "rci", "recorded_cost_output": "rco", "recorded_cost_cache_read": "rcr",
+		"recorded_cost_cache_write": "rcw", "recorded_cost_total": "rct",
+		"calculated_cost_input": "cci", "calculated_cost_output": "cco", "calculated_cost_cache_read": "ccr",
+		"calculated_cost_cache_write": "ccw", "calculated_cost_total": "cct",
+	}
+	for _, c := range []string{"input", "output", "cache_read", "cache_write", "cache_write_1h", "total_tokens"} {
+		rest[c] = c
+	}
+	for _, c := range []string{"input", "output", "cache_read", "cache_write", "total"} {
+		rest["cost_"+c] = "CASE r.cost_src WHEN 'recorded' THEN r." + rest["recorded_cost_"+c] + " WHEN 'calculated' THEN r." + rest["calculated_cost_"+c] + " END"
+	}
+	cols := make([]string, 0, len(UsageTable.Columns))
+	for _, c := range UsageTable.Columns {
+		var e string
+		switch {
+		case c.Name == "cost_source":
+			e = "CASE WHEN r.machine IS NULL THEN o.cost_source ELSE r.cost_src END"
+		case c.Name == "counted":
+			e = "true" // every row of counted_usage is
+		case c.Name == "rollup_covered":
+			e = "o.team_covered"
+		case rest[c.Name] != "":
+			v := rest[c.Name]
+			if !strings.HasPrefix(v, "CASE") {
+				v = "r." + v
+			}
+			e = "CASE WHEN r.machine IS NULL THEN o." + c.Name + " ELSE " + v + " END"
+		default:
+			e = "o." + c.Name
+		}
+		cols = append(cols, e+" AS "+c.Name)
+	}
+	return strings.Join(cols, ",\n       ")
 }
 
 // DefaultWorkDir is the work directory of machine's exports into the

@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sessions-etl/sessions-etl/queries"
 )
@@ -31,10 +34,174 @@ import (
 // synced file or a fork made on another machine is never counted twice,
 // in usage or in tool calls. The database records no price table, so
 // reports price it again with theirs.
-func OpenRoots(ctx context.Context, roots []string, memoryLimit string) (db *sql.DB, err error) {
+//
+// A machine publishes its six tables one swap each (publishMachine), so a
+// reader may find some of its tables from its new export and others from
+// its previous one, for the moment of the swaps or, after an export killed
+// between them, until its next export. OpenRoots reads every part file's
+// export id (ExportIDOf) before and after loading: when a machine's tables
+// carry different ids, or the ids changed during the load, it waits and
+// loads again (openRetries times, openRetryWait apart), then fails with
+// ErrMixedExports naming the machine rather than answer from a mix. The
+// tables it loads (files, sessions, usage) are checked so; entries,
+// content_blocks and ingest_issues are views, read when queried.
+func OpenRoots(ctx context.Context, roots []string, memoryLimit string) (*sql.DB, error) {
 	if len(roots) == 0 {
 		return nil, errors.New("no Parquet root")
 	}
+	for attempt := 0; ; attempt++ {
+		before, err := rootExports(roots)
+		if err != nil {
+			return nil, err
+		}
+		mixed := before.mixed()
+		if mixed == "" {
+			db, err := openRoots(ctx, roots, memoryLimit)
+			if err != nil {
+				return nil, err
+			}
+			after, err := rootExports(roots)
+			if err != nil {
+				db.Close()
+				return nil, err
+			}
+			if after.key() == before.key() {
+				return db, nil
+			}
+			db.Close()
+			mixed = "a machine published a new export while it was read"
+		}
+		if attempt == openRetries {
+			return nil, fmt.Errorf("%w: %s", ErrMixedExports, mixed)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(openRetryWait):
+		}
+	}
+}
+
+// ErrMixedExports: a machine's tables in a root are from different
+// exports (OpenRoots).
+var ErrMixedExports = errors.New("a machine's tables are from different exports")
+
+// OpenRoots' waits for a machine's publish to end: a publish swaps six
+// directories (milliseconds); an export killed between two swaps leaves
+// them mixed until the machine exports again.
+var (
+	openRetries   = 10
+	openRetryWait = 200 * time.Millisecond
+)
+
+// exportIDs is, per root and machine ("root\x00machine"), each table's
+// export ids (ExportIDOf of its part files, sorted; "-" when the machine
+// has no directory in that table).
+type exportIDs map[string]map[string][]string
+
+// rootExports lists the export ids of every machine's part files in the
+// roots (file names only: no file is opened).
+func rootExports(roots []string) (exportIDs, error) {
+	out := exportIDs{}
+	for _, r := range roots {
+		abs, err := filepath.Abs(r)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range Tables {
+			ents, err := os.ReadDir(filepath.Join(abs, t.Name))
+			if err != nil {
+				continue // openRoots says what is missing
+			}
+			for _, e := range ents {
+				m, ok := strings.CutPrefix(e.Name(), MachineColumn+"=")
+				if !ok || !e.IsDir() {
+					continue
+				}
+				ids := map[string]bool{}
+				err := filepath.WalkDir(filepath.Join(abs, t.Name, e.Name()), func(p string, d fs.DirEntry, err error) error {
+					if err != nil {
+						return err
+					}
+					if id, ok := ExportIDOf(d.Name()); ok && !d.IsDir() {
+						ids[id] = true
+					}
+					return nil
+				})
+				if err != nil {
+					if errors.Is(err, fs.ErrNotExist) { // swapped away while listed
+						ids["-"] = true
+					} else {
+						return nil, err
+					}
+				}
+				key := abs + "\x00" + m
+				if out[key] == nil {
+					out[key] = map[string][]string{}
+				}
+				for id := range ids {
+					out[key][t.Name] = append(out[key][t.Name], id)
+				}
+				sort.Strings(out[key][t.Name])
+			}
+		}
+	}
+	return out, nil
+}
+
+// mixed describes the first machine whose tables are not all from one
+// export, "" when there is none.
+func (x exportIDs) mixed() string {
+	keys := make([]string, 0, len(x))
+	for k := range x {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		byID := map[string][]string{}
+		for _, t := range Tables {
+			ids := x[k][t.Name]
+			if len(ids) == 0 {
+				ids = []string{"-"}
+			}
+			id := strings.Join(ids, "+")
+			byID[id] = append(byID[id], t.Name)
+		}
+		if len(byID) < 2 {
+			continue
+		}
+		var parts []string
+		for id, ts := range byID {
+			switch id {
+			case "-":
+				id = "none"
+			case "":
+				id = "an export without id"
+			}
+			parts = append(parts, strings.Join(ts, ", ")+" from "+id)
+		}
+		sort.Strings(parts)
+		root, m, _ := strings.Cut(k, "\x00")
+		return fmt.Sprintf("%s, machine %s: %s (an export of %s is publishing, or was interrupted: run it again)",
+			root, m, strings.Join(parts, "; "), m)
+	}
+	return ""
+}
+
+// key is x as one comparable string.
+func (x exportIDs) key() string {
+	var lines []string
+	for k, ts := range x {
+		for t, ids := range ts {
+			lines = append(lines, k+"|"+t+"|"+strings.Join(ids, "+"))
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// openRoots loads the roots (OpenRoots, once).
+func openRoots(ctx context.Context, roots []string, memoryLimit string) (db *sql.DB, err error) {
 	globs := map[string]string{}
 	for _, t := range Tables {
 		var list []string

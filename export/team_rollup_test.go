@@ -1,10 +1,15 @@
 package export
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sessions-etl/sessions-etl/internal/testkit"
 )
 
 // TestSharedRootRollupChildElsewhere: the home of ../testdata/subagent-links
@@ -98,5 +103,114 @@ func TestSharedRootRollupChildElsewhere(t *testing.T) {
 			queryOne(t, raw, q, &n, &in, &out, &cost)
 			check("views.sql", n, in, out, cost)
 		})
+	}
+}
+
+// TestSharedRootMixedExports: every part file of a machine's export is
+// named with one export id; when a machine's tables are from two exports
+// (its sessions from the previous one, as after an export killed between
+// two tables' swaps), OpenRoots refuses with ErrMixedExports naming the
+// machine and the tables, after waiting; the machine's next export makes
+// the root readable again.
+func TestSharedRootMixedExports(t *testing.T) {
+	retries, wait := openRetries, openRetryWait
+	openRetries, openRetryWait = 2, 10*time.Millisecond
+	t.Cleanup(func() { openRetries, openRetryWait = retries, wait })
+	root, work := t.TempDir(), t.TempDir()
+	home := machineHome(t, 1)
+	if err := exportMachine(t, root, work, "a", PartitionMonth, home, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := exportMachine(t, root, work, "b", PartitionMonth, machineHome(t, 2), nil); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(m string) map[string]bool {
+		t.Helper()
+		out := map[string]bool{}
+		for _, tb := range Tables {
+			filepath.WalkDir(filepath.Join(root, tb.Name, "machine="+m), func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					id, ok := ExportIDOf(d.Name())
+					if !ok || id == "" {
+						t.Errorf("%s: not part-<export id>-<n>.parquet", p)
+					}
+					out[id] = true
+				}
+				return err
+			})
+		}
+		return out
+	}
+	first := ids("a")
+	if len(first) != 1 {
+		t.Fatalf("machine a's files carry export ids %v; want one", first)
+	}
+	old := filepath.Join(t.TempDir(), "sessions-a")
+	if err := os.Rename(filepath.Join(root, TableSessions, "machine=a"), old); err != nil {
+		t.Fatal(err)
+	}
+	testkit.CopyTree(t, old, filepath.Join(root, TableSessions, "machine=a"))
+	appendAssistant(t, filepath.Join(home, "s.jsonl"), "enew0001", 5, 1)
+	if err := exportMachine(t, root, work, "a", PartitionMonth, home, nil); err != nil {
+		t.Fatal(err)
+	}
+	second := ids("a")
+	same := false
+	for id := range first {
+		same = second[id]
+	}
+	if len(second) != 1 || same {
+		t.Fatalf("machine a's files after a second export carry ids %v (the first: %v); want one new id", second, first)
+	}
+	db, err := OpenRoots(t.Context(), []string{root}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	// Its sessions from the first export, the other tables from the second.
+	if err := os.RemoveAll(filepath.Join(root, TableSessions, "machine=a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(old, filepath.Join(root, TableSessions, "machine=a")); err != nil {
+		t.Fatal(err)
+	}
+	db, err = OpenRoots(t.Context(), []string{root}, "")
+	if err == nil {
+		db.Close()
+		t.Fatal("OpenRoots answered from a machine whose tables are from two exports")
+	}
+	if !errors.Is(err, ErrMixedExports) || !strings.Contains(err.Error(), "machine a:") || !strings.Contains(err.Error(), "sessions from") {
+		t.Fatalf("OpenRoots: %v; want ErrMixedExports naming machine a and its sessions", err)
+	}
+	t.Log(err)
+	if err := exportMachine(t, root, work, "a", PartitionMonth, home, nil); err != nil {
+		t.Fatal(err)
+	}
+	db, err = OpenRoots(t.Context(), []string{root}, "")
+	if err != nil {
+		t.Fatalf("after a's next export: %v", err)
+	}
+	var n int64
+	queryOne(t, db, "SELECT count(*) FROM usage WHERE machine = 'a' AND counted", &n)
+	db.Close()
+	if n != 4 { // machineHome(1): 3 records, and the one appended
+		t.Errorf("machine a counts %d records; want 4", n)
+	}
+}
+
+func TestExportIDOf(t *testing.T) {
+	for name, want := range map[string]string{
+		"part-20261203T101500Z-1a2b3c4d-0.parquet":  "20261203T101500Z-1a2b3c4d",
+		"part-20261203T101500Z-1a2b3c4d-12.parquet": "20261203T101500Z-1a2b3c4d",
+		"part-0.parquet": "",
+	} {
+		if got, ok := ExportIDOf(name); !ok || got != want {
+			t.Errorf("ExportIDOf(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+	for _, name := range []string{"part-x.parquet", "data.parquet", "part-1-0.json", "part-0"} {
+		if _, ok := ExportIDOf(name); ok {
+			t.Errorf("ExportIDOf(%q): ok; want not a part file's name", name)
+		}
 	}
 }

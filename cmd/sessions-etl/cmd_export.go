@@ -53,11 +53,13 @@ export intact. Without --duckdb the state is kept in DIR/_state.duckdb.
 Every table has a machine column: --machine NAME, default the host name.
 With --partition-by month|day|source|machine, --parquet DIR is a root shared
 by several machines (a directory, an NFS or synced folder), written as Hive
-partitions: DIR/<table>/machine=NAME/month=YYYY-MM/part-N.parquet (UTC
-months and days; machine alone: DIR/<table>/machine=NAME/part-0.parquet).
-Each machine replaces only its own machine=NAME directories, each swapped in
-whole; exports of different machines may run at once (a per-machine lock in
-DIR/.locks). The machine's incremental state stays out of the root, in
+partitions: DIR/<table>/machine=NAME/month=YYYY-MM/part-ID-N.parquet (UTC
+months and days; machine alone: DIR/<table>/machine=NAME/part-ID-0.parquet;
+ID names the export, the same in all six tables). Each machine replaces only
+its own machine=NAME directories, each table's swapped in whole, one table
+after another (report --from refuses a machine whose tables are from two
+exports); exports of different machines may run at once (a per-machine lock
+in DIR/.locks). The machine's incremental state stays out of the root, in
 --work-dir (default: a directory of the user's cache). Directories and files
 are 0777/0666 less the umask (0755/0644 under umask 022); --private makes
 them 0700/0600.

@@ -28,6 +28,11 @@ import (
 // duplicate_of_session_id. The database records no price table, so reports
 // price it again with theirs.
 func OpenRoots(ctx context.Context, roots []string, memoryLimit string) (db *sql.DB, err error) {
+	return openRoots(ctx, "", roots, memoryLimit)
+}
+
+// openRoots is OpenRoots into the database at path ("": in memory).
+func openRoots(ctx context.Context, path string, roots []string, memoryLimit string) (db *sql.DB, err error) {
 	if len(roots) == 0 {
 		return nil, errors.New("no Parquet root")
 	}
@@ -56,7 +61,7 @@ func OpenRoots(ctx context.Context, roots []string, memoryLimit string) (db *sql
 	// which took 3.5 s and most of the memory limit for the usage of a
 	// 20-machine team of 279 files (0.9 s without; BENCHMARKS.md). No
 	// statement here or in the reports relies on the tables' row order.
-	db, err = OpenDB(dsn("", map[string]string{"memory_limit": memoryLimit, "preserve_insertion_order": "false"}))
+	db, err = OpenDB(dsn(path, map[string]string{"memory_limit": memoryLimit, "preserve_insertion_order": "false"}))
 	if err != nil {
 		return nil, err
 	}

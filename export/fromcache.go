@@ -33,7 +33,11 @@ const fromFingerprintKey = "from_fingerprint"
 // or when the cache cannot be written, the roots are read into memory as
 // OpenRoots does. Building the tables once is most of OpenRoots' time (a
 // 20-machine root: BENCHMARKS.md, issue 15).
-func OpenRootsCached(ctx context.Context, roots []string, cacheDir string) (*sql.DB, error) {
+//
+// prep, when not nil, is applied to a cache once built (report re-prices
+// the usage with its price table there, so that it answers in SQL); its
+// ID is part of the cache's name and fingerprint.
+func OpenRootsCached(ctx context.Context, roots []string, cacheDir string, prep *FromPrep) (*sql.DB, error) {
 	if cacheDir == "" || len(roots) == 0 {
 		return OpenRoots(ctx, roots, "")
 	}
@@ -45,11 +49,15 @@ func OpenRootsCached(ctx context.Context, roots []string, cacheDir string) (*sql
 		}
 		abs[i] = a
 	}
-	fp, err := rootsFingerprint(abs)
+	prepID := ""
+	if prep != nil {
+		prepID = prep.ID
+	}
+	fp, err := rootsFingerprint(abs, prepID)
 	if err != nil {
 		return OpenRoots(ctx, roots, "") // OpenRoots says what is wrong with the roots
 	}
-	key := sha256.Sum256([]byte(strings.Join(abs, "\x00")))
+	key := sha256.Sum256([]byte(strings.Join(append(abs, prepID), "\x00")))
 	path := filepath.Join(cacheDir, "from-"+hex.EncodeToString(key[:8])+".duckdb")
 	if db, ok := openFromCache(ctx, path, fp); ok {
 		return db, nil
@@ -72,7 +80,12 @@ func OpenRootsCached(ctx context.Context, roots []string, cacheDir string) (*sql
 		}
 		return nil, err // the roots could not be read
 	}
-	_, err = db.ExecContext(ctx, "INSERT INTO "+metaTable+" VALUES (?, ?)", fromFingerprintKey, fp)
+	if prep != nil {
+		err = prep.Apply(ctx, db)
+	}
+	if err == nil {
+		_, err = db.ExecContext(ctx, "INSERT INTO "+metaTable+" VALUES (?, ?)", fromFingerprintKey, fp)
+	}
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
@@ -83,6 +96,21 @@ func OpenRootsCached(ctx context.Context, roots []string, cacheDir string) (*sql
 		return db, nil
 	}
 	return OpenRoots(ctx, roots, "")
+}
+
+// FromPrep is what OpenRootsCached does to a cache once built, on the
+// open database (writable; OpenRoots' tables and views, its state table).
+// ID names it: caches with different IDs are different files.
+type FromPrep struct {
+	ID    string
+	Apply func(ctx context.Context, db *sql.DB) error
+}
+
+// SetState records key = value in the state table of a database being
+// prepared (FromPrep.Apply), where reports read it.
+func SetState(ctx context.Context, db *sql.DB, key, value string) error {
+	_, err := db.ExecContext(ctx, "INSERT OR REPLACE INTO "+metaTable+" VALUES (?, ?)", key, value)
+	return err
 }
 
 // openFromCache opens the cache at path read-only when its fingerprint is
@@ -108,7 +136,7 @@ func openFromCache(ctx context.Context, path, fp string) (*sql.DB, bool) {
 // roots depends on: each table's Parquet files (relative path, size,
 // modification time, inode where there is one), in order, the schema
 // version, fromCacheVersion and the running executable.
-func rootsFingerprint(roots []string) (string, error) {
+func rootsFingerprint(roots []string, prepID string) (string, error) {
 	h := sha256.New()
 	var b [8]byte
 	num := func(v uint64) {
@@ -120,6 +148,7 @@ func rootsFingerprint(roots []string) (string, error) {
 		h.Write([]byte(s))
 	}
 	str("sessions-etl from cache " + strconv.Itoa(fromCacheVersion) + " schema " + strconv.Itoa(SchemaVersion))
+	str(prepID)
 	if exe, err := os.Executable(); err == nil {
 		if fi, err := os.Stat(exe); err == nil {
 			str(exe)

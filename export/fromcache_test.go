@@ -16,7 +16,7 @@ func TestOpenRootsCached(t *testing.T) {
 	// machineHome(k) holds k+2 records with input 100 + 100+1 + … + 100+k+1.
 	records := func() (n, in int64) {
 		t.Helper()
-		db, err := OpenRootsCached(ctx, []string{root}, cache)
+		db, err := OpenRootsCached(ctx, []string{root}, cache, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +43,7 @@ func TestOpenRootsCached(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Unchanged root: the cache file itself, read-only.
-	db, err := OpenRootsCached(ctx, []string{root}, cache)
+	db, err := OpenRootsCached(ctx, []string{root}, cache, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestOpenRootsCached(t *testing.T) {
 		t.Errorf("temporary files left in the cache directory: %v", left)
 	}
 	// No cache directory: the roots are read into memory.
-	db, err = OpenRootsCached(ctx, []string{root}, "")
+	db, err = OpenRootsCached(ctx, []string{root}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

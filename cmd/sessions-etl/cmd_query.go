@@ -229,7 +229,7 @@ func runQuery(cmd *cobra.Command, ios *IO, opts *queryOptions, query string, pat
 	var err error
 	if len(opts.From) > 0 {
 		path = strings.Join(opts.From, ", ")
-		if db, err = export.OpenRootsCached(ctx, opts.From, export.FromCacheDir()); err != nil {
+		if db, err = export.OpenRootsCached(ctx, opts.From, export.FromCacheDir(), nil); err != nil {
 			return err
 		}
 	} else {

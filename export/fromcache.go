@@ -80,7 +80,20 @@ func OpenRootsCached(ctx context.Context, roots []string, cacheDir string, prep 
 		}
 		return nil, err // the roots could not be read
 	}
-	if prep != nil {
+	// The ingest issues, a view over every Parquet file of the table
+	// in OpenRoots (one per machine and month), are read by every
+	// report (its problem files): a table in the cache (0.8 of a 1.1 s
+	// warm report of a 20-machine month root).
+	for _, q := range []string{
+		"CREATE TABLE _ingest_issues AS SELECT * FROM " + TableIngestIssues,
+		"DROP VIEW " + TableIngestIssues,
+		"ALTER TABLE _ingest_issues RENAME TO " + TableIngestIssues,
+	} {
+		if err == nil {
+			_, err = db.ExecContext(ctx, q)
+		}
+	}
+	if err == nil && prep != nil {
 		err = prep.Apply(ctx, db)
 	}
 	if err == nil {

@@ -46,6 +46,12 @@ import (
 // tables it loads (files, sessions, usage) are checked so; entries,
 // content_blocks and ingest_issues are views, read when queried.
 func OpenRoots(ctx context.Context, roots []string, memoryLimit string) (*sql.DB, error) {
+	return openRootsChecked(ctx, "", roots, memoryLimit)
+}
+
+// openRootsChecked is OpenRoots into the database at path ("": in
+// memory; the --from cache gives a file).
+func openRootsChecked(ctx context.Context, path string, roots []string, memoryLimit string) (*sql.DB, error) {
 	if len(roots) == 0 {
 		return nil, errors.New("no Parquet root")
 	}
@@ -56,7 +62,7 @@ func OpenRoots(ctx context.Context, roots []string, memoryLimit string) (*sql.DB
 		}
 		mixed := before.mixed()
 		if mixed == "" {
-			db, err := openRoots(ctx, roots, memoryLimit)
+			db, err := openRoots(ctx, path, roots, memoryLimit)
 			if err != nil {
 				return nil, err
 			}
@@ -201,7 +207,7 @@ func (x exportIDs) key() string {
 }
 
 // openRoots loads the roots (OpenRoots, once).
-func openRoots(ctx context.Context, roots []string, memoryLimit string) (db *sql.DB, err error) {
+func openRoots(ctx context.Context, path string, roots []string, memoryLimit string) (db *sql.DB, err error) {
 	globs := map[string]string{}
 	for _, t := range Tables {
 		var list []string
@@ -227,7 +233,7 @@ func openRoots(ctx context.Context, roots []string, memoryLimit string) (db *sql
 	// which took 3.5 s and most of the memory limit for the usage of a
 	// 20-machine team of 279 files (0.9 s without; BENCHMARKS.md). No
 	// statement here or in the reports relies on the tables' row order.
-	db, err = OpenDB(dsn("", map[string]string{"memory_limit": memoryLimit, "preserve_insertion_order": "false"}))
+	db, err = OpenDB(dsn(path, map[string]string{"memory_limit": memoryLimit, "preserve_insertion_order": "false"}))
 	if err != nil {
 		return nil, err
 	}

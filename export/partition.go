@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -298,6 +299,68 @@ func qualified(orderBy string) string {
 	return strings.Join(parts, ", ")
 }
 
+// publishPartBytes is about the most data (Parquet's uncompressed size)
+// one COPY of a machine's partitions sorts: DuckDB's sort of wide rows
+// (content_blocks' text) does not spill enough to stay under the
+// publish's memory limit (a 270 MB home's 220 MB of content_blocks text
+// failed at 256 and 384 MB; BENCHMARKS.md, issue 15). A bigger table is
+// written by several COPYs over consecutive file id ranges, each sorted,
+// into part files of their own (part-<k>-<i>.parquet) in the same
+// partition directories.
+var publishPartBytes int64 = 48 << 20 // a variable for the tests
+
+// publishRanges returns the file id ranges of the COPYs that write table
+// t's partitions from its unpartitioned dataset under flat: one range
+// (zero bounds: the whole table) unless the dataset holds more than
+// publishPartBytes, else ranges of about equal session bytes (the files
+// table's size_bytes), in file id order.
+func publishRanges(ctx context.Context, db *sql.DB, t *Table, flat string) ([]idSlice, error) {
+	glob := func(name string) string {
+		return "'" + strings.ReplaceAll(filepath.Join(flat, name, "*.parquet"), "'", "''") + "'"
+	}
+	var size sql.NullInt64
+	if err := db.QueryRowContext(ctx, "SELECT sum(total_uncompressed_size) FROM parquet_metadata("+glob(t.Name)+")").Scan(&size); err != nil {
+		return nil, err
+	}
+	n := int((size.Int64 + publishPartBytes - 1) / publishPartBytes)
+	if n <= 1 {
+		return []idSlice{{}}, nil
+	}
+	rows, err := db.QueryContext(ctx, "SELECT file_id, size_bytes FROM read_parquet("+glob(TableFiles)+") WHERE file_id IS NOT NULL ORDER BY file_id")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var files []idSlice
+	var total int64
+	for rows.Next() {
+		var s idSlice
+		if err := rows.Scan(&s.lo, &s.bytes); err != nil {
+			return nil, err
+		}
+		s.hi = s.lo
+		total += s.bytes
+		files = append(files, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(files) < 2 {
+		return []idSlice{{}}, nil
+	}
+	var out []idSlice
+	cur, acc := idSlice{lo: files[0].lo}, int64(0)
+	for _, f := range files {
+		if acc > 0 && acc+f.bytes > total/int64(n)+1 && len(out) < n-1 {
+			out = append(out, cur)
+			cur, acc = idSlice{lo: f.lo}, 0
+		}
+		cur.hi, acc = f.hi, acc+f.bytes
+		cur.bytes = acc
+	}
+	return append(out, cur), nil
+}
+
 // publishMachine writes the machine's partition of every table from the
 // unpartitioned datasets under flat into a staging directory of the root,
 // then swaps each table's machine directory for it. Every file it writes
@@ -359,10 +422,38 @@ func publishMachine(ctx context.Context, root, flat, machine, by string, opts Op
 			}
 			target = filepath.Join(target, "part-"+id+"-0.parquet")
 		}
-		q := fmt.Sprintf("COPY (SELECT %s FROM %s ORDER BY %s) TO '%s' (%s)", sel, from, qualified(t.OrderBy),
-			strings.ReplaceAll(target, "'", "''"), copyOpts)
-		if _, err := db.ExecContext(ctx, q); err != nil {
+		ranges, err := publishRanges(ctx, db, t, flat)
+		if err != nil {
 			return fmt.Errorf("parquet %s: %w", filepath.Join(root, t.Name, "machine="+machine), err)
+		}
+		for k, r := range ranges {
+			where, to, opts := "", target, copyOpts
+			if len(ranges) > 1 {
+				// Bounded by the next range's first id: every id (and
+				// no file id, in the last) is in exactly one range.
+				switch {
+				case k == 0:
+					where = fmt.Sprintf(" WHERE t.file_id < %d", ranges[1].lo)
+				case k == len(ranges)-1:
+					where = fmt.Sprintf(" WHERE t.file_id >= %d OR t.file_id IS NULL", r.lo)
+				default:
+					where = fmt.Sprintf(" WHERE t.file_id >= %d AND t.file_id < %d", r.lo, ranges[k+1].lo)
+				}
+				if k > 0 {
+					// The later parts go into the same directories,
+					// under names of their own.
+					if key != "" {
+						opts = strings.Replace(opts, "'part-{i}'", fmt.Sprintf("'part-%d-{i}', OVERWRITE_OR_IGNORE", k), 1)
+					} else {
+						to = filepath.Join(filepath.Dir(target), fmt.Sprintf("part-%d.parquet", k))
+					}
+				}
+			}
+			q := fmt.Sprintf("COPY (SELECT %s FROM %s%s ORDER BY %s) TO '%s' (%s)", sel, from, where, qualified(t.OrderBy),
+				strings.ReplaceAll(to, "'", "''"), opts)
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("parquet %s: %w", filepath.Join(root, t.Name, "machine="+machine), err)
+			}
 		}
 		if !hasParquet(filepath.Join(stage, t.Name)) {
 			// An empty table partitioned by a key gives no files: one

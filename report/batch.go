@@ -93,7 +93,7 @@ func RunBatch(ctx context.Context, opts Options, kinds []Kind, blocks *BlockOpti
 	}
 	if len(o.From) > 0 {
 		// Partitioned Parquet roots (SPEC.md §7.7), as runFrom.
-		db, err := export.OpenRoots(ctx, o.From, "")
+		db, err := export.OpenRootsCached(ctx, o.From, export.FromCacheDir(), fromPricing(&o))
 		if err != nil {
 			return nil, nil, err
 		}

@@ -71,7 +71,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 
 // runFrom answers from the Parquet roots o.From (SPEC.md §7.7).
 func runFrom(ctx context.Context, o *Options) (*Report, error) {
-	db, err := export.OpenRoots(ctx, o.From, "")
+	db, err := export.OpenRootsCached(ctx, o.From, export.FromCacheDir(), fromPricing(o))
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ set -eu
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1"); dir=$2; machines=$3; size=$4; by=$5
 mkdir -p "$dir"; cd "$dir"
 export XDG_CACHE_HOME="$PWD/cache"
-t() { label=$1; shift; /usr/bin/time -f "$label %e s %M KB" "$@"; }
+t() { label=$1; shift; /usr/bin/time -f "$label %e s (cpu %U user %S sys) %M KB" "$@"; }
 if [ ! -f team/team.json ]; then
 	rm -rf team
 	t "synth" "$bin" synth --out team --sessions $((machines * 50)) --size "$size" --seed 1 --machines "$machines" --quiet

@@ -208,6 +208,7 @@ func TestExportSharedRoot(t *testing.T) {
 // over the union of the session files does, whether the machines share a
 // root or each has its own.
 func TestReportFrom(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the --from cache
 	c07, c13 := exportCases+"/c07-early-v4-and-fork-counted-once/home", exportCases+"/c13-prime-child-usage"
 	shared, rootA, rootB := t.TempDir(), t.TempDir(), t.TempDir()
 	for _, e := range []struct {
@@ -246,6 +247,7 @@ func TestReportFrom(t *testing.T) {
 // TestQueryFrom: query --from reads a shared root's tables, usage.counted
 // across machines.
 func TestQueryFrom(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the --from cache
 	c07 := exportCases + "/c07-early-v4-and-fork-counted-once/home"
 	root := t.TempDir()
 	for _, m := range []string{"a", "b"} {
@@ -272,6 +274,7 @@ func TestQueryFrom(t *testing.T) {
 // TestDashboardFrom: dashboard --from writes the page of a shared root,
 // with the total of the union of the machines' session files.
 func TestDashboardFrom(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the --from cache
 	c07, c13 := exportCases+"/c07-early-v4-and-fork-counted-once/home", exportCases+"/c13-prime-child-usage"
 	root := t.TempDir()
 	for m, homes := range map[string][]string{"a": {c07}, "b": {c07, c13}} {

@@ -132,7 +132,7 @@ func runQuery(ctx context.Context, opts *queryOptions, ios *IO) error {
 // roots of --from, or queryDatabase's; path names it in messages.
 func openQueryDB(ctx context.Context, opts *queryOptions, ios *IO) (db *sql.DB, path string, err error) {
 	if len(opts.From) > 0 {
-		db, err = export.OpenRoots(ctx, opts.From, "")
+		db, err = export.OpenRootsCached(ctx, opts.From, export.FromCacheDir(), nil)
 		return db, strings.Join(opts.From, ", "), err
 	}
 	if path, err = queryDatabase(ctx, ios, opts); err != nil {

@@ -34,3 +34,35 @@ CAST(coalesce(sum(output) FILTER (WHERE src IS NULL), 0) AS BIGINT),
 CAST(coalesce(sum(cache_read) FILTER (WHERE src IS NULL), 0) AS BIGINT),
 CAST(coalesce(sum(cache_write) FILTER (WHERE src IS NULL), 0) AS BIGINT),
 CAST(coalesce(sum(total_tokens) FILTER (WHERE src IS NULL), 0) AS BIGINT)
+
+-- name: tool_calls_usage
+-- The tool calls of a usage-mode database (tool_uses), fork copies left
+-- out as the export marked them (export.sql derive_tool_uses_fork_copy):
+-- one row per call with its file, call id, tool, time and model.
+SELECT file_id, tool_call_id, tool_name, timestamp AS ts, provider, model_id AS model
+FROM tool_uses
+WHERE is_call AND NOT fork_copy
+
+-- name: tool_results_usage
+-- The results of a usage-mode database's tool calls, one row per file and
+-- call id: whether any of its results is an error, and the bytes of its
+-- output. Fork copies left out.
+SELECT file_id, tool_call_id, bool_or(is_error) AS is_error, sum(byte_size) AS output_bytes
+FROM tool_uses
+WHERE is_result AND NOT fork_copy
+GROUP BY file_id, tool_call_id
+
+-- name: tool_calls_full
+-- tool_calls_usage for a full export: the toolCall content blocks, with
+-- their entry's time and model; entries copied by a fork left out.
+SELECT b.file_id, b.tool_call_id, b.tool_name, e.timestamp AS ts, e.provider, e.model_id AS model
+FROM content_blocks b JOIN entries e USING (file_id, entry_index)
+WHERE b.block_type = 'toolCall' AND e.fork_copy_of IS NULL
+
+-- name: tool_results_full
+-- tool_results_usage for a full export: the toolResult messages with a
+-- call id and the bytes of their content blocks; fork copies left out.
+SELECT e.file_id, e.tool_call_id, bool_or(e.is_error) AS is_error, sum(b.byte_size) AS output_bytes
+FROM entries e LEFT JOIN content_blocks b USING (file_id, entry_index)
+WHERE e.role = 'toolResult' AND e.fork_copy_of IS NULL AND e.tool_call_id IS NOT NULL
+GROUP BY e.file_id, e.tool_call_id

@@ -1,14 +1,19 @@
 package report
 
 import (
+	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sessions-etl/sessions-etl/export"
+	"github.com/sessions-etl/sessions-etl/ingest"
 	"github.com/sessions-etl/sessions-etl/queries"
 )
 
@@ -170,3 +175,71 @@ func TestReportFragmentsDocumented(t *testing.T) {
 
 func f(v float64) sql.NullFloat64 { return sql.NullFloat64{Float64: v, Valid: true} }
 func s(v string) sql.NullString   { return sql.NullString{String: v, Valid: true} }
+
+// TestToolFragments: the calls and results fragments of both kinds of
+// database (a report's usage-mode tool_uses, a full export's
+// content_blocks and entries) give case c21's per-tool calls, results,
+// errors and output bytes (its expected.json report_tools_json).
+func TestToolFragments(t *testing.T) {
+	dir := filepath.Join(casesDir, "c21-empty-tool-result")
+	raw, err := os.ReadFile(filepath.Join(dir, "expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exp struct {
+		Tools struct {
+			Tools []struct {
+				ToolName                            string
+				Calls, Results, Errors, OutputBytes int64
+			}
+		} `json:"report_tools_json"`
+	}
+	if err := json.Unmarshal(raw, &exp); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, r := range exp.Tools.Tools {
+		want = append(want, fmt.Sprintf("%s %d %d %d %d", r.ToolName, r.Calls, r.Results, r.Errors, r.OutputBytes))
+	}
+	slices.Sort(want)
+	usageDB := filepath.Join(t.TempDir(), "r.duckdb")
+	runOnDB(t, Tools, usageDB, []string{dir}, nil)
+	fullDB := filepath.Join(t.TempDir(), "x.duckdb")
+	rts, err := ingest.PathRoots([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := export.Run(context.Background(), export.Options{Roots: rts, DuckDBPath: fullDB, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ db, calls, results string }{
+		{usageDB, "tool_calls_usage", "tool_results_usage"},
+		{fullDB, "tool_calls_full", "tool_results_full"},
+	} {
+		db, err := export.OpenDB(c.db + "?access_mode=READ_ONLY")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.Query(`SELECT c.tool_name || ' ' || count(*) || ' ' || count(r.tool_call_id) || ' ' ||
+       count(*) FILTER (WHERE r.is_error) || ' ' || coalesce(sum(r.output_bytes), 0)
+FROM (` + queries.Report(c.calls) + `) c
+LEFT JOIN (` + queries.Report(c.results) + `) r USING (file_id, tool_call_id)
+GROUP BY c.tool_name ORDER BY 1`)
+		if err != nil {
+			t.Fatalf("%s: %v", c.calls, err)
+		}
+		var got []string
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, line)
+		}
+		rows.Close()
+		db.Close()
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s, %s (-want +got):\n%s", c.calls, c.results, d)
+		}
+	}
+}

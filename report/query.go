@@ -421,32 +421,11 @@ FROM sessions GROUP BY session_id`)
 // export (ModeFull), over their tool_uses rows in a report's database
 // (ModeUsage).
 func toolSources(mode export.Mode) (ctes, timeTable string) {
+	calls, results, timeTable := "tool_calls_full", "tool_results_full", "entries"
 	if mode == export.ModeUsage {
-		// Fork copies as the export marked them (tool_uses.fork_copy,
-		// queries/export.sql derive_tool_uses_fork_copy).
-		return `calls AS (
-  SELECT file_id, tool_call_id, tool_name, timestamp AS ts, provider, model_id AS model
-  FROM tool_uses
-  WHERE is_call AND NOT fork_copy
-),
-results AS (
-  SELECT file_id, tool_call_id, bool_or(is_error) AS is_error, sum(byte_size) AS output_bytes
-  FROM tool_uses
-  WHERE is_result AND NOT fork_copy
-  GROUP BY file_id, tool_call_id
-),`, "tool_uses"
+		calls, results, timeTable = "tool_calls_usage", "tool_results_usage", "tool_uses"
 	}
-	return `calls AS (
-  SELECT b.file_id, b.tool_call_id, b.tool_name, e.timestamp AS ts, e.provider, e.model_id AS model
-  FROM content_blocks b JOIN entries e USING (file_id, entry_index)
-  WHERE b.block_type = 'toolCall' AND e.fork_copy_of IS NULL
-),
-results AS (
-  SELECT e.file_id, e.tool_call_id, bool_or(e.is_error) AS is_error, sum(b.byte_size) AS output_bytes
-  FROM entries e LEFT JOIN content_blocks b USING (file_id, entry_index)
-  WHERE e.role = 'toolResult' AND e.fork_copy_of IS NULL AND e.tool_call_id IS NOT NULL
-  GROUP BY e.file_id, e.tool_call_id
-),`, "entries"
+	return "calls AS (\n" + queries.Report(calls) + "\n),\nresults AS (\n" + queries.Report(results) + "\n),", timeTable
 }
 
 // toolCells aggregates tool calls per tool name and calling model.

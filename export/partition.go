@@ -347,6 +347,12 @@ func publishMachine(ctx context.Context, root, flat, machine, by string, opts Op
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
+	// DuckDB buffers up to 512 Ki rows of each open partition before it
+	// writes them: a machine's usage by day (334 days of 27 000 rows)
+	// ran out of the 256 MB limit (BENCHMARKS.md, issue 15).
+	if _, err := db.ExecContext(ctx, "SET partitioned_write_flush_threshold = 10000"); err != nil {
+		return err
+	}
 	for _, t := range Tables {
 		if publishFault != nil {
 			if err := publishFault(t.Name); err != nil {
@@ -399,7 +405,15 @@ func publishMachine(ctx context.Context, root, flat, machine, by string, opts Op
 					}
 				}
 			}
-			q := fmt.Sprintf("COPY (SELECT %s FROM %s%s ORDER BY %s) TO '%s' (%s)", sel, from, where, qualified(t.OrderBy),
+			order := qualified(t.OrderBy)
+			if key != "" {
+				// Partition by partition (each still in the table's
+				// order): DuckDB's partitioned writer then holds one
+				// partition's rows at a time, not a buffer for each
+				// of a machine's hundreds of days.
+				order = by + ", " + order
+			}
+			q := fmt.Sprintf("COPY (SELECT %s FROM %s%s ORDER BY %s) TO '%s' (%s)", sel, from, where, order,
 				strings.ReplaceAll(to, "'", "''"), opts)
 			if _, err := db.ExecContext(ctx, q); err != nil {
 				return fmt.Errorf("parquet %s: %w", filepath.Join(root, t.Name, "machine="+machine), err)

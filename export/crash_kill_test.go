@@ -114,9 +114,13 @@ func readRootState(t *testing.T, db *sql.DB, root, m string) (rootState, error) 
 // partitioning; m2's directories are byte-identical; each of m1's tables is
 // either the previous complete export or the new complete one (its
 // partitions, row count and, for usage, its counted totals, which equal
-// the old or the new home's synth manifest), never a mix. A final
-// uninterrupted run succeeds, publishes the new export and leaves nothing
-// in ROOT/.staging.
+// the old or the new home's synth manifest), never a mix. The tables are
+// swapped one by one, so they may be from both exports: report --from's
+// loading (OpenRoots) then refuses (ErrMixedExports, naming m1), and
+// otherwise answers from the old or the new export of m1 whole (its
+// counted usage, joined with its sessions, is the old or the new home's).
+// A final uninterrupted run succeeds, publishes the new export and leaves
+// nothing in ROOT/.staging.
 //
 // Checked against a publish that is not atomic (each table's COPY written
 // in place into ROOT/<table>/machine=m1 instead of staged and swapped): the
@@ -127,6 +131,9 @@ func readRootState(t *testing.T, db *sql.DB, root, m string) (rootState, error) 
 func TestSharedRootExportKilled(t *testing.T) {
 	seed := testkit.Seed(t)
 	rng := rand.New(rand.NewPCG(15, seed)) // the kill times; -seed replays them
+	retries := openRetries
+	openRetries = 0 // a killed export's tables stay mixed: no wait
+	t.Cleanup(func() { openRetries = retries })
 	work := t.TempDir()
 	bin := testkit.BuildCLI(t)
 	gen := func(name string, sessions int, seed uint64) (string, *synth.Manifest) {
@@ -285,6 +292,31 @@ func TestSharedRootExportKilled(t *testing.T) {
 		}
 		if d := diffSums(m2Sums, machineSums(t, root, "m2")); d != "" {
 			t.Fatalf("after kill %d (%s): m2's partition changed:\n%s", i, when, d)
+		}
+		// report --from (OpenRoots) answers only from one export of m1:
+		// the old or the new one whole, else it refuses.
+		fromDB, ferr := OpenRoots(t.Context(), []string{root}, "")
+		switch {
+		case nNew == 0 || nNew == len(Tables):
+			if ferr != nil {
+				t.Fatalf("after kill %d (%s): OpenRoots: %v", i, when, ferr)
+			}
+			want := oldMan.Usage.Tokens
+			if nNew > 0 {
+				want = newMan.Usage.Tokens
+			}
+			var c synth.Tokens
+			queryOne(t, fromDB, "SELECT count(*), coalesce(sum(input), 0), coalesce(sum(output), 0), coalesce(sum(cache_read), 0), coalesce(sum(cache_write), 0), coalesce(sum(total_tokens), 0) FROM usage u JOIN sessions s USING (file_id) WHERE u.machine = 'm1' AND u.counted",
+				&c.Records, &c.Input, &c.Output, &c.CacheRead, &c.CacheWrite, &c.TotalTokens)
+			fromDB.Close()
+			if c != want {
+				t.Fatalf("after kill %d (%s): OpenRoots counts %+v for m1; want %+v", i, when, c, want)
+			}
+		case !errors.Is(ferr, ErrMixedExports) || !strings.Contains(ferr.Error(), "machine m1"):
+			if ferr == nil {
+				fromDB.Close()
+			}
+			t.Fatalf("after kill %d (%s): %d of %d tables new, OpenRoots: %v; want ErrMixedExports naming m1", i, when, nNew, len(Tables), ferr)
 		}
 		t.Logf("kill %2d (%s): %d of %d tables new", i, when, nNew, len(Tables))
 		if nNew < len(Tables) {

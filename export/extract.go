@@ -307,6 +307,21 @@ func intern(m map[string]string, b []byte) string {
 	return validString(b)
 }
 
+// ent is the entry being extracted: its record, its row, and the raw
+// timestamps its usage rows carry.
+type ent struct {
+	t        *ingest.Tape
+	root     int
+	r        *ingest.Record
+	e        entryRow
+	tsRaw    []byte // the entry's timestamp text (a copy: StrBytes' scratch is reused)
+	msgTSRaw []byte // message.timestamp when a number (ms)
+	msg      int    // message object, or -1
+	instant  optTime
+}
+
+// entry extracts one line's entry: its row (ModeFull), its usage rows, its
+// tool rows and its share of the session's counts.
 func (x *extractor) entry(r *ingest.Record) {
 	t, root := r.Tape, r.Root
 	if t.Kind(root) != ingest.KindObject {
@@ -319,12 +334,51 @@ func (x *extractor) entry(r *ingest.Record) {
 	if typ.v == "session" {
 		return // duplicate header: reported by validate, not an entry
 	}
-	out := x.out
+	n := x.entryHead(r)
+	switch typ.v {
+	case "message":
+		x.message(&n)
+	case "custom_message":
+		x.customType(&n)
+		x.blocks(t, t.Get(root, "content"), &n.e, nil)
+	case "custom":
+		x.customType(&n)
+	case "model_change":
+		m := model{nonEmpty(t, t.Get(root, "provider")), nonEmpty(t, t.Get(root, "modelId"))}
+		n.e.provider, n.e.model = m.provider, m.model
+		x.lastModelChange, x.haveModelChange = m, true
+	case "thinking_level_change":
+		if !x.opts.usageOnly {
+			n.e.thinkingLevel = str(t, t.Get(root, "thinkingLevel"))
+		}
+	case "session_info":
+		if nm := t.Get(root, "name"); nm >= 0 && x.ck.TitleSlot() == nil { // omp: the title slot is the name
+			x.hdr.name = nonEmpty(t, nm) // an empty name clears the title
+		}
+	case "compaction", "branch_summary", "session_summary":
+		x.summaryUsage(&n, typ.v)
+	case "usage", "model_usage":
+		x.usageEntry(&n, typ.v)
+	case "child_usage_attributed":
+		x.childUsage(&n)
+	}
+	x.hdr.activity(n.instant)
+	x.hdr.entries++
+	if !x.opts.usageOnly {
+		n.e.typ = typ
+		x.out.entries = append(x.out.entries, n.e)
+	}
+}
+
+// entryHead reads what every entry has: index, ids, timestamps (the
+// entry's, else its message's epoch milliseconds) and copy keys.
+func (x *extractor) entryHead(r *ingest.Record) ent {
+	t, root := r.Tape, r.Root
 	full := !x.opts.usageOnly
-	e := entryRow{entryIndex: x.entryIdx, lineNo: r.Line}
+	n := ent{t: t, root: root, r: r, e: entryRow{entryIndex: x.entryIdx, lineNo: r.Line}}
+	e := &n.e
 	x.entryIdx++
-	idNode := t.Get(root, "id")
-	e.entryID = nonEmpty(t, idNode)
+	e.entryID = nonEmpty(t, t.Get(root, "id"))
 	x.lastID = e.entryID
 	if full {
 		pn := t.Get(root, "parentId")
@@ -340,24 +394,23 @@ func (x *extractor) entry(r *ingest.Record) {
 	tsRaw, _ := t.StrBytes(tsNode)
 	tsRaw = append(x.scratch[:0], tsRaw...) // StrBytes' scratch is reused by later calls
 	x.scratch = tsRaw
+	n.tsRaw = tsRaw
 	e.timestamp = parseISO(t, tsNode)
 
-	msg := t.Get(root, "message")
-	if t.Kind(msg) != ingest.KindObject {
-		msg = -1
+	n.msg = t.Get(root, "message")
+	if t.Kind(n.msg) != ingest.KindObject {
+		n.msg = -1
 	}
-	msgTS := t.Get(msg, "timestamp")
-	var msgTSRaw []byte
+	msgTS := t.Get(n.msg, "timestamp")
 	if t.Kind(msgTS) == ingest.KindNumber {
-		msgTSRaw = t.Raw(msgTS)
+		n.msgTSRaw = t.Raw(msgTS)
 	}
-	instant := e.timestamp
-	if !instant.ok {
+	if !e.timestamp.ok {
 		if ms, ok := t.Int(msgTS); ok {
-			instant = someTime(time.UnixMilli(ms).UTC())
+			e.timestamp = someTime(time.UnixMilli(ms).UTC())
 		}
 	}
-	e.timestamp = instant
+	n.instant = e.timestamp
 
 	// Copy keys (SPEC.md §4, see entryKeys): an entry is known by its id
 	// and timestamp, and a v1 entry (no id, or the id migration derived for
@@ -368,167 +421,182 @@ func (x *extractor) entry(r *ingest.Record) {
 	}
 	x.keys = pendingKeys{t: t, root: root, seq: r.Seq, ts: tsRaw}
 	if full {
-		x.entryKeys(&e)
+		x.entryKeys(e)
 	} // ModeUsage: made only if the entry has tool rows (addBlock)
 	if x.opts.withRaw && x.fits(int64(len(r.Raw)), r.Line, -1, "raw_json") {
 		e.raw = someStr(validString(r.Raw))
 	}
+	return n
+}
 
-	sess := &x.hdr
-	switch typ.v {
-	case "message":
-		sess.messages++
-		if msg < 0 {
-			break
-		}
-		if b, ok := t.StrBytes(t.Get(msg, "role")); ok {
-			e.role = someStr(intern(roles, b))
-		}
-		switch e.role.v {
-		case "user":
-			sess.user++
-		case "assistant":
-			sess.assistant++
-		case "toolResult":
-			sess.tools++
-		default:
-			sess.otherMessages++
-		}
-		if full {
-			e.customType = str(t, t.Get(msg, "customType"))
-		}
-		var tr *toolResultMeta
-		switch e.role.v {
-		case "assistant":
-			own := model{nonEmpty(t, t.Get(msg, "provider")), nonEmpty(t, t.Get(msg, "model"))}
-			e.provider, e.model = own.provider, own.model
-			requested := own.model
-			if served := nonEmpty(t, t.Get(msg, "responseModel")); served.ok {
-				// SPEC.md §7.4: a request routed by an alias (openrouter/auto)
-				// is priced and grouped by the model that served it.
-				own.model = served
-			}
-			if u := t.Get(msg, "usage"); t.Kind(u) == ingest.KindObject {
-				attr := own
-				if !attr.provider.ok && !attr.model.ok {
-					attr = x.attribution()
-				}
-				row := x.usage(t, u, KindAssistant, r, &e, tsRaw, msgTSRaw, attr)
-				row.requestedModel = requested
-				row.api = str(t, t.Get(msg, "api"))
-				row.stopReason = str(t, t.Get(msg, "stopReason"))
-				if e.entryID.ok {
-					x.own[e.entryID.v] = ownUsage{tokens4{row.input, row.output, row.cacheRead, row.cacheWrite}, attr}
-				}
-				out.usage = append(out.usage, row)
-			}
-			x.lastAssistant, x.haveAssistant = own, true
-		case "toolResult":
-			tr = &toolResultMeta{callID: str(t, t.Get(msg, "toolCallId")), name: str(t, t.Get(msg, "toolName"))}
-			if ie := t.Kind(t.Get(msg, "isError")); ie == ingest.KindTrue || ie == ingest.KindFalse {
-				tr.isError = someBool(ie == ingest.KindTrue)
-			}
-			e.toolCallID, e.toolName, e.isError = tr.callID, tr.name, tr.isError
-			if u := t.Get(msg, "usage"); t.Kind(u) == ingest.KindObject {
-				attr := x.attribution()
-				row := x.usage(t, u, KindToolResult, r, &e, tsRaw, msgTSRaw, attr)
-				cs := x.rollupLink(t, t.Get(msg, "details"), tr.callID, &row)
-				out.usage = append(out.usage, row)
-				out.usage = append(out.usage, x.splitRollup(t, cs, &row, r, &e, tsRaw, msgTSRaw, attr)...)
-			}
-		}
-		kept := len(out.tools)
-		x.blocks(t, t.Get(msg, "content"), &e, tr)
-		if tr != nil && x.opts.usageOnly && tr.callID.ok && len(out.tools) == kept {
-			// A result without content blocks ([] or no content: a
-			// command with no output) is still a result, and its isError
-			// counts: one tool_uses row stands for it (entries keep the
-			// same facts in ModeFull).
-			x.addBlock(&blockRow{entryIndex: e.entryIndex, entryID: e.entryID, blockIndex: -1,
-				toolCallID: tr.callID, toolName: tr.name, isError: tr.isError}, &e)
-		}
-	case "custom_message":
-		if full {
-			e.customType = str(t, t.Get(root, "customType"))
-		}
-		x.blocks(t, t.Get(root, "content"), &e, nil)
-	case "custom":
-		if full {
-			e.customType = str(t, t.Get(root, "customType"))
-		}
-	case "model_change":
-		m := model{nonEmpty(t, t.Get(root, "provider")), nonEmpty(t, t.Get(root, "modelId"))}
-		e.provider, e.model = m.provider, m.model
-		x.lastModelChange, x.haveModelChange = m, true
-	case "thinking_level_change":
-		if full {
-			e.thinkingLevel = str(t, t.Get(root, "thinkingLevel"))
-		}
-	case "session_info":
-		if n := t.Get(root, "name"); n >= 0 && x.ck.TitleSlot() == nil { // omp: the title slot is the name
-			sess.name = nonEmpty(t, n) // an empty name clears the title
-		}
-	case "compaction", "branch_summary", "session_summary":
-		if u := t.Get(root, "usage"); t.Kind(u) == ingest.KindObject {
-			kind := map[string]string{"compaction": KindCompaction, "branch_summary": KindBranchSummary,
-				"session_summary": KindSessionSummary}[typ.v]
-			attr := x.attribution()
-			if kind == KindSessionSummary {
-				// The format records no model for the summary call (it may
-				// use another model than the session): none is guessed, so
-				// it is priced only from a recorded cost (SPEC.md §4).
-				attr = model{}
-			}
-			out.usage = append(out.usage, x.usage(t, u, kind, r, &e, tsRaw, msgTSRaw, attr))
-		}
-	case "usage", "model_usage":
-		// pi's appendUsage entries (kind cache_warm, …) and oh-my-pi's side
-		// calls (purpose title, …) carry their own provider and model
-		// (SPEC.md §1.4, §4); without them the usage is attributed like a
-		// tool result's.
-		if u := t.Get(root, "usage"); t.Kind(u) == ingest.KindObject {
-			kind, sub := KindUsageEntry, "kind"
-			if typ.v == "model_usage" {
-				kind, sub = KindModelUsage, "purpose"
-			}
-			attr := model{nonEmpty(t, t.Get(root, "provider")), nonEmpty(t, t.Get(root, "model"))}
-			if !attr.provider.ok && !attr.model.ok {
-				attr = x.attribution()
-			}
-			e.provider, e.model = attr.provider, attr.model
-			row := x.usage(t, u, kind, r, &e, tsRaw, msgTSRaw, attr)
-			row.subKind = nonEmpty(t, t.Get(root, sub))
-			row.api = str(t, t.Get(root, "api"))
-			row.stopReason = str(t, t.Get(root, "stopReason"))
-			out.usage = append(out.usage, row)
-		}
-	case "child_usage_attributed":
-		if u := t.Get(root, "childUsage"); t.Kind(u) == ingest.KindObject {
-			// The child's usage is folded into the target assistant message
-			// (seed 003): it is priced as the target's model when the target
-			// is in the file, else as usage without a model of its own.
-			attr := x.attribution()
-			if own, ok := x.own[str(t, t.Get(root, "targetId")).v]; ok {
-				attr = own.attr
-			}
-			row := x.usage(t, u, KindChildUsage, r, &e, tsRaw, msgTSRaw, attr)
-			out.usage = append(out.usage, row)
-			x.checkChild(t, root, r.Line, tokens4{row.input, row.output, row.cacheRead, row.cacheWrite})
-		}
+// customType keeps a custom entry's customType (ModeFull).
+func (x *extractor) customType(n *ent) {
+	if !x.opts.usageOnly {
+		n.e.customType = str(n.t, n.t.Get(n.root, "customType"))
 	}
-	if instant.ok {
-		if !sess.firstActivity.ok || instant.v.Before(sess.firstActivity.v) {
-			sess.firstActivity = instant
-		}
-		if !sess.lastActivity.ok || instant.v.After(sess.lastActivity.v) {
-			sess.lastActivity = instant
-		}
+}
+
+// usageRow is the usage row of the usage object u of the entry n.
+func (x *extractor) usageRow(n *ent, u int, kind string, attr model) usageRow {
+	return x.usage(n.t, u, kind, n.r, &n.e, n.tsRaw, n.msgTSRaw, attr)
+}
+
+// message extracts a message entry: its role, an assistant's or a tool
+// result's usage, and its content blocks.
+func (x *extractor) message(n *ent) {
+	t, msg, sess := n.t, n.msg, &x.hdr
+	sess.messages++
+	if msg < 0 {
+		return
 	}
-	sess.entries++
-	if full {
-		e.typ = typ
-		out.entries = append(out.entries, e)
+	e := &n.e
+	if b, ok := t.StrBytes(t.Get(msg, "role")); ok {
+		e.role = someStr(intern(roles, b))
 	}
+	switch e.role.v {
+	case "user":
+		sess.user++
+	case "assistant":
+		sess.assistant++
+	case "toolResult":
+		sess.tools++
+	default:
+		sess.otherMessages++
+	}
+	if !x.opts.usageOnly {
+		e.customType = str(t, t.Get(msg, "customType"))
+	}
+	var tr *toolResultMeta
+	switch e.role.v {
+	case "assistant":
+		x.assistant(n)
+	case "toolResult":
+		tr = x.toolResult(n)
+	}
+	kept := len(x.out.tools)
+	x.blocks(t, t.Get(msg, "content"), e, tr)
+	if tr != nil && x.opts.usageOnly && tr.callID.ok && len(x.out.tools) == kept {
+		// A result without content blocks ([] or no content: a
+		// command with no output) is still a result, and its isError
+		// counts: one tool_uses row stands for it (entries keep the
+		// same facts in ModeFull).
+		x.addBlock(&blockRow{entryIndex: e.entryIndex, entryID: e.entryID, blockIndex: -1,
+			toolCallID: tr.callID, toolName: tr.name, isError: tr.isError}, e)
+	}
+}
+
+// assistant extracts an assistant message's model and usage.
+func (x *extractor) assistant(n *ent) {
+	t, msg, e := n.t, n.msg, &n.e
+	own := model{nonEmpty(t, t.Get(msg, "provider")), nonEmpty(t, t.Get(msg, "model"))}
+	e.provider, e.model = own.provider, own.model
+	requested := own.model
+	if served := nonEmpty(t, t.Get(msg, "responseModel")); served.ok {
+		// SPEC.md §7.4: a request routed by an alias (openrouter/auto)
+		// is priced and grouped by the model that served it.
+		own.model = served
+	}
+	if u := t.Get(msg, "usage"); t.Kind(u) == ingest.KindObject {
+		attr := own
+		if !attr.provider.ok && !attr.model.ok {
+			attr = x.attribution()
+		}
+		row := x.usageRow(n, u, KindAssistant, attr)
+		row.requestedModel = requested
+		row.api = str(t, t.Get(msg, "api"))
+		row.stopReason = str(t, t.Get(msg, "stopReason"))
+		if e.entryID.ok {
+			x.own[e.entryID.v] = ownUsage{tokens4{row.input, row.output, row.cacheRead, row.cacheWrite}, attr}
+		}
+		x.out.usage = append(x.out.usage, row)
+	}
+	x.lastAssistant, x.haveAssistant = own, true
+}
+
+// toolResult extracts a tool result message's call, and its usage: a
+// subagent roll-up and its parts (SPEC.md §7.3).
+func (x *extractor) toolResult(n *ent) *toolResultMeta {
+	t, msg, e := n.t, n.msg, &n.e
+	tr := &toolResultMeta{callID: str(t, t.Get(msg, "toolCallId")), name: str(t, t.Get(msg, "toolName"))}
+	if ie := t.Kind(t.Get(msg, "isError")); ie == ingest.KindTrue || ie == ingest.KindFalse {
+		tr.isError = someBool(ie == ingest.KindTrue)
+	}
+	e.toolCallID, e.toolName, e.isError = tr.callID, tr.name, tr.isError
+	if u := t.Get(msg, "usage"); t.Kind(u) == ingest.KindObject {
+		attr := x.attribution()
+		row := x.usageRow(n, u, KindToolResult, attr)
+		cs := x.rollupLink(t, t.Get(msg, "details"), tr.callID, &row)
+		x.out.usage = append(x.out.usage, row)
+		x.out.usage = append(x.out.usage, x.splitRollup(t, cs, &row, n.r, e, n.tsRaw, n.msgTSRaw, attr)...)
+	}
+	return tr
+}
+
+// summaryKinds are the usage kinds of the summary entries.
+var summaryKinds = map[string]string{"compaction": KindCompaction, "branch_summary": KindBranchSummary,
+	"session_summary": KindSessionSummary}
+
+// summaryUsage extracts the usage of a compaction, branch summary or
+// session summary entry of type typ.
+func (x *extractor) summaryUsage(n *ent, typ string) {
+	u := n.t.Get(n.root, "usage")
+	if n.t.Kind(u) != ingest.KindObject {
+		return
+	}
+	kind := summaryKinds[typ]
+	attr := x.attribution()
+	if kind == KindSessionSummary {
+		// The format records no model for the summary call (it may
+		// use another model than the session): none is guessed, so
+		// it is priced only from a recorded cost (SPEC.md §4).
+		attr = model{}
+	}
+	x.out.usage = append(x.out.usage, x.usageRow(n, u, kind, attr))
+}
+
+// usageEntry extracts pi's appendUsage entries (typ usage: kind
+// cache_warm, …) and oh-my-pi's side calls (typ model_usage: purpose
+// title, …). They carry their own provider and model (SPEC.md §1.4, §4);
+// without them the usage is attributed like a tool result's.
+func (x *extractor) usageEntry(n *ent, typ string) {
+	t, root := n.t, n.root
+	u := t.Get(root, "usage")
+	if t.Kind(u) != ingest.KindObject {
+		return
+	}
+	kind, sub := KindUsageEntry, "kind"
+	if typ == "model_usage" {
+		kind, sub = KindModelUsage, "purpose"
+	}
+	attr := model{nonEmpty(t, t.Get(root, "provider")), nonEmpty(t, t.Get(root, "model"))}
+	if !attr.provider.ok && !attr.model.ok {
+		attr = x.attribution()
+	}
+	n.e.provider, n.e.model = attr.provider, attr.model
+	row := x.usageRow(n, u, kind, attr)
+	row.subKind = nonEmpty(t, t.Get(root, sub))
+	row.api = str(t, t.Get(root, "api"))
+	row.stopReason = str(t, t.Get(root, "stopReason"))
+	x.out.usage = append(x.out.usage, row)
+}
+
+// childUsage extracts a child_usage_attributed entry. The child's usage is
+// folded into the target assistant message (seed 003): it is priced as the
+// target's model when the target is in the file, else as usage without a
+// model of its own.
+func (x *extractor) childUsage(n *ent) {
+	t, root := n.t, n.root
+	u := t.Get(root, "childUsage")
+	if t.Kind(u) != ingest.KindObject {
+		return
+	}
+	attr := x.attribution()
+	if own, ok := x.own[str(t, t.Get(root, "targetId")).v]; ok {
+		attr = own.attr
+	}
+	row := x.usageRow(n, u, KindChildUsage, attr)
+	x.out.usage = append(x.out.usage, row)
+	x.checkChild(t, root, n.r.Line, tokens4{row.input, row.output, row.cacheRead, row.cacheWrite})
 }
 
 // ownUsage is an assistant message's own usage and the model it is priced

@@ -73,7 +73,7 @@ func OpenRootsCached(ctx context.Context, roots []string, cacheDir string, prep 
 		os.Remove(tmp + ".wal")
 		os.RemoveAll(tmp + ".tmp")
 	}()
-	db, err := openRoots(ctx, tmp, roots, "")
+	db, err := openRootsChecked(ctx, tmp, roots, "")
 	if err != nil {
 		if _, serr := os.Stat(tmp); serr != nil {
 			return OpenRoots(ctx, roots, "") // the cache could not be made

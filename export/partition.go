@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
@@ -150,7 +151,47 @@ var teamViews string
 
 // TeamViewsSQL is the content of ViewsFile.
 func TeamViewsSQL() string {
-	return strings.ReplaceAll(teamViews, "{{VERSION}}", strconv.Itoa(SchemaVersion))
+	return strings.NewReplacer("{{VERSION}}", strconv.Itoa(SchemaVersion), "{{COUNTED_COLUMNS}}", countedColumns()).Replace(teamViews)
+}
+
+// countedColumns is the column list of views.sql's counted_usage: every
+// usage column of team_usage_once o, those a roll-up's rest row read in
+// part changes taken from rollup_rest r (matched) instead.
+func countedColumns() string {
+	rest := map[string]string{
+		"recorded_cost_input": "rci", "recorded_cost_output": "rco", "recorded_cost_cache_read": "rcr",
+		"recorded_cost_cache_write": "rcw", "recorded_cost_total": "rct",
+		"calculated_cost_input": "cci", "calculated_cost_output": "cco", "calculated_cost_cache_read": "ccr",
+		"calculated_cost_cache_write": "ccw", "calculated_cost_total": "cct",
+	}
+	for _, c := range []string{"input", "output", "cache_read", "cache_write", "cache_write_1h", "total_tokens"} {
+		rest[c] = c
+	}
+	for _, c := range []string{"input", "output", "cache_read", "cache_write", "total"} {
+		rest["cost_"+c] = "CASE r.cost_src WHEN 'recorded' THEN r." + rest["recorded_cost_"+c] + " WHEN 'calculated' THEN r." + rest["calculated_cost_"+c] + " END"
+	}
+	cols := make([]string, 0, len(UsageTable.Columns))
+	for _, c := range UsageTable.Columns {
+		var e string
+		switch {
+		case c.Name == "cost_source":
+			e = "CASE WHEN r.machine IS NULL THEN o.cost_source ELSE r.cost_src END"
+		case c.Name == "counted":
+			e = "true" // every row of counted_usage is
+		case c.Name == "rollup_covered":
+			e = "o.team_covered"
+		case rest[c.Name] != "":
+			v := rest[c.Name]
+			if !strings.HasPrefix(v, "CASE") {
+				v = "r." + v
+			}
+			e = "CASE WHEN r.machine IS NULL THEN o." + c.Name + " ELSE " + v + " END"
+		default:
+			e = "o." + c.Name
+		}
+		cols = append(cols, e+" AS "+c.Name)
+	}
+	return strings.Join(cols, ",\n       ")
 }
 
 // DefaultWorkDir is the work directory of machine's exports into the
@@ -264,7 +305,7 @@ func qualified(orderBy string) string {
 // publish's memory limit (a 270 MB home's 220 MB of content_blocks text
 // failed at 256 and 384 MB; BENCHMARKS.md, issue 15). A bigger table is
 // written by several COPYs over consecutive file id ranges, each sorted,
-// into part files of their own (part-<k>-<i>.parquet) in the same
+// into part files of their own (part-<id>-<k>00000<i>.parquet) in the same
 // partition directories.
 var publishPartBytes int64 = 48 << 20 // a variable for the tests
 
@@ -322,7 +363,12 @@ func publishRanges(ctx context.Context, db *sql.DB, t *Table, flat string) ([]id
 
 // publishMachine writes the machine's partition of every table from the
 // unpartitioned datasets under flat into a staging directory of the root,
-// then swaps each table's machine directory for it.
+// then swaps each table's machine directory for it. Every file it writes
+// is named part-<export id>-<n>.parquet, one export id for all six tables
+// (ExportIDOf), so that a reader can tell a machine whose tables are from
+// two exports: the swaps are one per table, so between the first and the
+// last (or after a run killed there) a machine's tables are from
+// different exports; OpenRoots waits or refuses then.
 func publishMachine(ctx context.Context, root, flat, machine, by string, opts Options) error {
 	staging := filepath.Join(root, StagingDir)
 	if err := os.MkdirAll(staging, dirPerm()); err != nil {
@@ -339,6 +385,10 @@ func publishMachine(ctx context.Context, root, flat, machine, by string, opts Op
 		return fmt.Errorf("parquet %s: %w", root, err)
 	}
 	defer os.RemoveAll(stage)
+	id, err := newExportID()
+	if err != nil {
+		return err
+	}
 	threads := max(opts.Workers, 1)
 	db, err := OpenDB(dsn("", map[string]string{"threads": strconv.Itoa(threads), "memory_limit": "256MB",
 		"temp_directory": filepath.Join(opts.WorkDir, "partition.tmp")}))
@@ -370,13 +420,13 @@ func publishMachine(ctx context.Context, root, flat, machine, by string, opts Op
 			sel += ", " + key + " AS " + by
 			// DuckDB cannot rotate files within partitions (FILE_SIZE_BYTES,
 			// ROW_GROUPS_PER_FILE): a partition is one part file.
-			copyOpts += fmt.Sprintf(", PARTITION_BY (%s), FILENAME_PATTERN 'part-{i}'", by)
+			copyOpts += fmt.Sprintf(", PARTITION_BY (%s), FILENAME_PATTERN 'part-%s-{i}'", by, id)
 		} else {
 			// One file at least, so that an empty table keeps its schema.
 			if err := os.Mkdir(target, dirPerm()); err != nil {
 				return err
 			}
-			target = filepath.Join(target, "part-0.parquet")
+			target = filepath.Join(target, "part-"+id+"-0.parquet")
 		}
 		ranges, err := publishRanges(ctx, db, t, flat)
 		if err != nil {
@@ -397,11 +447,13 @@ func publishMachine(ctx context.Context, root, flat, machine, by string, opts Op
 				}
 				if k > 0 {
 					// The later parts go into the same directories,
-					// under names of their own.
+					// under names of their own with the same export id:
+					// part-<id>-<k>00000<i>.parquet (DuckDB's {i} has no
+					// leading zeros, so no two (k, i) give one name).
 					if key != "" {
-						opts = strings.Replace(opts, "'part-{i}'", fmt.Sprintf("'part-%d-{i}', OVERWRITE_OR_IGNORE", k), 1)
+						opts = plainOpts + fmt.Sprintf(", PARTITION_BY (%s), FILENAME_PATTERN 'part-%s-%d00000{i}', OVERWRITE_OR_IGNORE", by, id, k)
 					} else {
-						to = filepath.Join(filepath.Dir(target), fmt.Sprintf("part-%d.parquet", k))
+						to = filepath.Join(filepath.Dir(target), fmt.Sprintf("part-%s-%d.parquet", id, k))
 					}
 				}
 			}
@@ -428,7 +480,7 @@ func publishMachine(ctx context.Context, root, flat, machine, by string, opts Op
 				return err
 			}
 			q := fmt.Sprintf("COPY (SELECT %s FROM %s LIMIT 0) TO '%s' (%s)", cols, from,
-				strings.ReplaceAll(filepath.Join(null, "part-0.parquet"), "'", "''"), plainOpts)
+				strings.ReplaceAll(filepath.Join(null, "part-"+id+"-0.parquet"), "'", "''"), plainOpts)
 			if _, err := db.ExecContext(ctx, q); err != nil {
 				return fmt.Errorf("parquet %s: %w", filepath.Join(root, t.Name, "machine="+machine), err)
 			}
@@ -487,4 +539,36 @@ func fixModes(dir string) error {
 		}
 		return fstx.SyncFile(p)
 	})
+}
+
+// newExportID returns the id of a publish: its UTC time to the second and
+// 32 random bits (20261203T101500Z-1a2b3c4d), in every part file's name.
+func newExportID() (string, error) {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:]), nil
+}
+
+// ExportIDOf returns the export id in the name of a part file a
+// partitioned export wrote (part-<id>-<n>.parquet), "" for a file named
+// part-<n>.parquet (written before export ids, schema 8 and earlier), and
+// false for a name of neither form.
+func ExportIDOf(name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, "part-")
+	if !ok {
+		return "", false
+	}
+	if rest, ok = strings.CutSuffix(rest, ".parquet"); !ok {
+		return "", false
+	}
+	i := strings.LastIndexByte(rest, '-')
+	if _, err := strconv.Atoi(rest[i+1:]); err != nil {
+		return "", false
+	}
+	if i < 0 {
+		return "", true
+	}
+	return rest[:i], true
 }

@@ -227,3 +227,17 @@ func (r *issueRow) values(dst []driver.Value, fileID optInt, path string) []driv
 	line := optInt{int64(r.lineNo), r.lineNo > 0}
 	return append(dst, fileID.val(), path, line.int32Val(), r.severity, r.code, r.message)
 }
+
+// activity widens the session's first and last activity to take in an
+// entry's instant (none: unchanged).
+func (r *sessionRow) activity(instant optTime) {
+	if !instant.ok {
+		return
+	}
+	if !r.firstActivity.ok || instant.v.Before(r.firstActivity.v) {
+		r.firstActivity = instant
+	}
+	if !r.lastActivity.ok || instant.v.After(r.lastActivity.v) {
+		r.lastActivity = instant
+	}
+}

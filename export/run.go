@@ -574,38 +574,35 @@ func countBytes(ctx context.Context, roots []ingest.Root, known map[string]fileS
 	}
 }
 
-// load brings the database up to date with the files, in one transaction.
+// loadState is what one load finds out, phase by phase: what the
+// database held (prev, known), what it will hold (cur), and what the run
+// read, removed and changed.
+type loadState struct {
+	prev           meta
+	ok             bool // the database had a state (prev)
+	cur            meta
+	full           bool                 // rebuilt from nothing
+	known          map[string]fileState // the files the database holds, by path
+	maxID          int64
+	prevPathIssues map[string]bool
+	ld             *loader
+	unchanged      map[string]bool
+	pathIssues     []ingest.PathIssue
+	dirty          map[string]bool  // tables whose contents change
+	removed        map[string]int64 // rows deleted per table
+	updated        map[string]int64 // rows the derive statements changed per table
+	modeChanged    bool             // a new --cost mode re-costs the rows there
+}
+
+// load brings the database up to date with the files, in one transaction:
+// plan (what the database holds and whether to rebuild it), read the new
+// and changed files into it, sweep the files gone, derive, and record the
+// new state.
 func (r *run) load(ctx context.Context) (err error) {
-	st, opts := r.st, r.opts
-	prev, ok, err := st.loadMeta(ctx)
+	st := r.st
+	ls, err := r.plan(ctx)
 	if err != nil {
 		return err
-	}
-	mode := opts.Mode
-	tables := mode.Tables()
-	cur := meta{schemaVersion: mode.schemaVersion(), mode: mode, noContent: opts.NoContent, withRaw: opts.WithRaw,
-		costMode: string(opts.CostMode), pricing: opts.pricingID(), viewsHash: viewsHash(mode), tableGen: map[string]int64{},
-		roots: rootPaths(opts.Roots), machine: opts.Machine}
-	r.sum.Rebuilt = rebuildReason(prev, ok, cur, opts)
-	full := r.sum.Rebuilt != ""
-	r.contentFull = full
-	cur.noToolUses = mode == ModeUsage && opts.SkipToolUses && (full || prev.noToolUses)
-	if ok {
-		cur.generation = prev.generation
-		for k, v := range prev.tableGen {
-			cur.tableGen[k] = v
-		}
-	}
-	known := map[string]fileState{}
-	var maxID int64
-	var prevPathIssues map[string]bool
-	if !full {
-		if known, maxID, err = st.loadFiles(ctx); err != nil {
-			return err
-		}
-		if prevPathIssues, err = r.pathIssueSet(ctx); err != nil {
-			return err
-		}
 	}
 	if _, err := st.exec(ctx, "BEGIN TRANSACTION"); err != nil {
 		return err
@@ -618,25 +615,87 @@ func (r *run) load(ctx context.Context) (err error) {
 			}
 		}
 	}()
-	dirty := map[string]bool{}
-	if full {
-		if err := st.createSchema(ctx, mode); err != nil {
+	if ls.full {
+		if err := st.createSchema(ctx, r.opts.Mode); err != nil {
 			return err
 		}
-		for _, t := range tables {
-			dirty[t.Name] = true
+		for _, t := range r.opts.Mode.Tables() {
+			ls.dirty[t.Name] = true
 		}
-		cur.viewsHash = ""
+		ls.cur.viewsHash = ""
 	}
+	if err := r.read(ctx, ls); err != nil {
+		return err
+	}
+	r.opts.Progress.Phase("deriving")
+	if err := r.sweep(ctx, ls); err != nil {
+		return err
+	}
+	if err := r.deriveAll(ctx, ls); err != nil {
+		return err
+	}
+	if err := r.record(ctx, ls); err != nil {
+		return err
+	}
+	if _, err := st.exec(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	committed = true
+	if r.sum.Changed {
+		if _, err := st.exec(ctx, "CHECKPOINT"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
-	// Read new and changed files in parallel; load them in discovery order.
-	ld, err := newLoader(st, maxID, tables, opts.DuckDBPath != "")
+// plan reads the database's state and decides what this run does: rebuild
+// (r.sum.Rebuilt says why) or bring the files it knows up to date.
+func (r *run) plan(ctx context.Context) (*loadState, error) {
+	st, opts := r.st, r.opts
+	prev, ok, err := st.loadMeta(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mode := opts.Mode
+	ls := &loadState{prev: prev, ok: ok, known: map[string]fileState{}, dirty: map[string]bool{},
+		removed: map[string]int64{}, updated: map[string]int64{}, unchanged: map[string]bool{}}
+	ls.cur = meta{schemaVersion: mode.schemaVersion(), mode: mode, noContent: opts.NoContent, withRaw: opts.WithRaw,
+		costMode: string(opts.CostMode), pricing: opts.pricingID(), viewsHash: viewsHash(mode), tableGen: map[string]int64{},
+		roots: rootPaths(opts.Roots), machine: opts.Machine}
+	r.sum.Rebuilt = rebuildReason(prev, ok, ls.cur, opts)
+	ls.full = r.sum.Rebuilt != ""
+	r.contentFull = ls.full
+	ls.cur.noToolUses = mode == ModeUsage && opts.SkipToolUses && (ls.full || prev.noToolUses)
+	if ok {
+		ls.cur.generation = prev.generation
+		for k, v := range prev.tableGen {
+			ls.cur.tableGen[k] = v
+		}
+	}
+	if !ls.full {
+		if ls.known, ls.maxID, err = st.loadFiles(ctx); err != nil {
+			return nil, err
+		}
+		if ls.prevPathIssues, err = r.pathIssueSet(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return ls, nil
+}
+
+// read reads the new and changed files in parallel and loads them in
+// discovery order (ls.ld); unchanged files are only noted.
+func (r *run) read(ctx context.Context, ls *loadState) (err error) {
+	opts, mode := r.opts, r.opts.Mode
+	ld, err := newLoader(r.st, ls.maxID, mode.Tables(), opts.DuckDBPath != "")
 	if err != nil {
 		return err
 	}
+	ls.ld = ld
 	if opts.ParquetDir != "" {
 		ld.newContent = func() (*contentWriter, error) {
-			cw, err := newContentWriter(opts.ParquetDir, cur.generation+1, opts.Machine, opts.Allocator)
+			cw, err := newContentWriter(opts.ParquetDir, ls.cur.generation+1, opts.Machine, opts.Allocator)
 			if err != nil {
 				return nil, fmt.Errorf("parquet %s: %w", filepath.Join(opts.ParquetDir, TableContentBlocks), err)
 			}
@@ -645,9 +704,7 @@ func (r *run) load(ctx context.Context) (err error) {
 		}
 	}
 	defer ld.finish()
-	unchanged := map[string]bool{}
-	var pathIssues []ingest.PathIssue
-	xopts := &extractOptions{usageOnly: mode == ModeUsage, noTools: cur.noToolUses, noContent: opts.NoContent, withRaw: opts.WithRaw,
+	xopts := &extractOptions{usageOnly: mode == ModeUsage, noTools: ls.cur.noToolUses, noContent: opts.NoContent, withRaw: opts.WithRaw,
 		prices: opts.Prices, costMode: opts.CostMode}
 	readers := make([]*ingest.Reader, opts.Workers)
 	extractors := make([]*extractor, opts.Workers)
@@ -670,32 +727,14 @@ func (r *run) load(ctx context.Context) (err error) {
 	if g, ok := opts.Progress.(ProgressTotal); ok {
 		// The walk ends before load returns: nothing of this run touches
 		// the bar, or the discover seam, once Run has returned.
-		wait := countBytes(ctx, opts.Roots, known, g)
+		wait := countBytes(ctx, opts.Roots, ls.known, g)
 		defer func() { wait(err != nil) }()
 	}
 	err = pipeline.Ordered(ctx, opts.Workers, opts.Workers*window,
 		func(ctx context.Context, yield func(item) error) error {
 			return discover(ctx, opts.Roots, func(f ingest.File) error {
-				if k, ok := known[f.Path]; ok && k.status != string(validate.StatusUnreadable) &&
-					k.size == f.Size && k.mtime == f.ModTime.UnixMicro() && k.inode == int64(f.Ino) {
-					on := f.Path
-					if f.Archive != "" {
-						// A member: discovery just read its archive, and its
-						// digest (inode) is unchanged.
-						on = f.Archive
-					}
-					err := stillReadable(on)
-					if err == nil {
-						unchanged[f.Path] = true
-						return nil
-					}
-					if !errors.Is(err, fs.ErrNotExist) {
-						return yield(item{file: f, openErr: err})
-					}
-					return nil // removed since it was found: its rows go with the other removed files'
-				}
-				return yield(item{file: f})
-			}, func(pi ingest.PathIssue) { pathIssues = append(pathIssues, pi) })
+				return r.discovered(ls, f, yield)
+			}, func(pi ingest.PathIssue) { ls.pathIssues = append(ls.pathIssues, pi) })
 		},
 		func(ctx context.Context, w int, it item) (*fileResult, error) {
 			x := extractors[w]
@@ -720,7 +759,7 @@ func (r *run) load(ctx context.Context) (err error) {
 		func(fr *fileResult) error {
 			r.sum.Read++
 			r.sum.BytesRead += fr.file.Size
-			if k, ok := known[fr.file.Path]; ok {
+			if k, ok := ls.known[fr.file.Path]; ok {
 				ld.stale = append(ld.stale, k.id)
 			}
 			return ld.add(ctx, fr)
@@ -728,13 +767,42 @@ func (r *run) load(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := ld.finish(); err != nil {
-		return err
+	return ld.finish()
+}
+
+// discovered passes a found file on to be read, unless the database holds
+// it unchanged (same size, mtime and inode, and still readable).
+func (r *run) discovered(ls *loadState, f ingest.File, yield func(item) error) error {
+	k, ok := ls.known[f.Path]
+	if !ok || k.status == string(validate.StatusUnreadable) ||
+		k.size != f.Size || k.mtime != f.ModTime.UnixMicro() || k.inode != int64(f.Ino) {
+		return yield(item{file: f})
 	}
-	r.sum.Unchanged = len(unchanged)
-	unreadableDirs := unreadablePaths(pathIssues)
-	for path, k := range known {
-		if !unchanged[path] && !ld.read[path] {
+	on := f.Path
+	if f.Archive != "" {
+		// A member: discovery just read its archive, and its
+		// digest (inode) is unchanged.
+		on = f.Archive
+	}
+	err := stillReadable(on)
+	if err == nil {
+		ls.unchanged[f.Path] = true
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return yield(item{file: f, openErr: err})
+	}
+	return nil // removed since it was found: its rows go with the other removed files'
+}
+
+// sweep deletes the rows of the files read again and of the files gone,
+// and replaces the path issues; it marks the tables that change.
+func (r *run) sweep(ctx context.Context, ls *loadState) (err error) {
+	ld := ls.ld
+	r.sum.Unchanged = len(ls.unchanged)
+	unreadableDirs := unreadablePaths(ls.pathIssues)
+	for path, k := range ls.known {
+		if !ls.unchanged[path] && !ld.read[path] {
 			if under(path, unreadableDirs) {
 				// Not seen, but not known to be gone: a directory above
 				// it (or a default root) could not be read. Its rows are
@@ -748,89 +816,89 @@ func (r *run) load(ctx context.Context) (err error) {
 			r.sum.Removed++
 		}
 	}
-	opts.Progress.Phase("deriving")
-	removed := map[string]int64{}
+	tables := r.opts.Mode.Tables()
 	if len(ld.stale) > 0 {
-		if removed, err = r.deleteFiles(ctx, tables, ld.stale); err != nil {
+		if ls.removed, err = r.deleteFiles(ctx, tables, ld.stale); err != nil {
 			return err
 		}
 	}
-	pathChanged, pathAdded, pathRemoved, err := r.replacePathIssues(ctx, pathIssues, prevPathIssues, full)
+	pathChanged, pathAdded, pathRemoved, err := r.replacePathIssues(ctx, ls.pathIssues, ls.prevPathIssues, ls.full)
 	if err != nil {
 		return err
 	}
 	ld.added[TableIngestIssues] += pathAdded
-	removed[TableIngestIssues] += pathRemoved
-	r.sum.PathIssues = len(pathIssues)
+	ls.removed[TableIngestIssues] += pathRemoved
+	r.sum.PathIssues = len(ls.pathIssues)
 	for _, t := range tables {
-		if ld.added[t.Name] > 0 || removed[t.Name] > 0 {
-			dirty[t.Name] = true
+		if ld.added[t.Name] > 0 || ls.removed[t.Name] > 0 {
+			ls.dirty[t.Name] = true
 		}
 	}
 	r.contentStale = map[int64]bool{}
 	for _, id := range ld.stale {
 		r.contentStale[id] = true
 	}
-	if len(ld.stale) > 0 && mode == ModeFull {
-		dirty[TableContentBlocks] = true // the Parquet dataset loses the blocks of these files
+	if len(ld.stale) > 0 && r.opts.Mode == ModeFull {
+		ls.dirty[TableContentBlocks] = true // the Parquet dataset loses the blocks of these files
 	}
 	if pathChanged {
-		dirty[TableIngestIssues] = true
+		ls.dirty[TableIngestIssues] = true
 	}
-	updated := map[string]int64{}
-	filesChanged := ld.added[TableFiles] > 0 || removed[TableFiles] > 0
-	modeChanged := ok && !full && prev.costMode != cur.costMode
-	if filesChanged || full {
-		if updated, err = r.derive(ctx, mode, opts.CostMode); err != nil {
+	return nil
+}
+
+// deriveAll runs the derive statements when the files changed, re-costs
+// the rows under a new --cost mode, and (re)creates the views.
+func (r *run) deriveAll(ctx context.Context, ls *loadState) (err error) {
+	opts := r.opts
+	filesChanged := ls.ld.added[TableFiles] > 0 || ls.removed[TableFiles] > 0
+	ls.modeChanged = ls.ok && !ls.full && ls.prev.costMode != ls.cur.costMode
+	if filesChanged || ls.full {
+		if ls.updated, err = r.derive(ctx, opts.Mode, opts.CostMode); err != nil {
 			return err
 		}
 	}
-	if modeChanged {
+	if ls.modeChanged {
 		// New rows are costed as they are read (costOf); a new --cost mode
 		// re-costs the rows already there.
-		n, err := st.exec(ctx, queries.Export("apply_cost_mode"), string(opts.CostMode), true)
+		n, err := r.st.exec(ctx, queries.Export("apply_cost_mode"), string(opts.CostMode), true)
 		if err != nil {
 			return fmt.Errorf("apply_cost_mode: %w", err)
 		}
-		updated[TableUsage] += n
+		ls.updated[TableUsage] += n
 	}
-	for t, n := range updated {
+	for t, n := range ls.updated {
 		if n > 0 {
-			dirty[t] = true
+			ls.dirty[t] = true
 		}
 	}
-	if prev.viewsHash != cur.viewsHash || full {
-		if err := st.createViews(ctx, mode); err != nil {
+	if ls.prev.viewsHash != ls.cur.viewsHash || ls.full {
+		if err := r.st.createViews(ctx, opts.Mode); err != nil {
 			return err
 		}
-		cur.viewsHash = viewsHash(mode)
+		ls.cur.viewsHash = viewsHash(opts.Mode)
 	}
-	r.sum.Changed = len(dirty) > 0 || full || modeChanged || prev.viewsHash != cur.viewsHash
-	if len(dirty) > 0 {
+	return nil
+}
+
+// record saves the new state (generations of the tables that changed) and
+// the run's counts.
+func (r *run) record(ctx context.Context, ls *loadState) error {
+	cur := &ls.cur
+	r.sum.Changed = len(ls.dirty) > 0 || ls.full || ls.modeChanged || ls.prev.viewsHash != cur.viewsHash
+	if len(ls.dirty) > 0 {
 		cur.generation++
-		for t := range dirty {
+		for t := range ls.dirty {
 			cur.tableGen[t] = cur.generation
 		}
 	}
-	if r.sum.Changed || !ok || !slices.Equal(prev.roots, cur.roots) {
-		if err := st.saveMeta(ctx, cur); err != nil {
+	if r.sum.Changed || !ls.ok || !slices.Equal(ls.prev.roots, cur.roots) {
+		if err := r.st.saveMeta(ctx, *cur); err != nil {
 			return err
 		}
 	}
-	r.meta = cur
-	if err := r.counts(ctx, tables, ld.added, removed, updated); err != nil {
-		return err
-	}
-	if _, err := st.exec(ctx, "COMMIT"); err != nil {
-		return err
-	}
-	committed = true
-	if r.sum.Changed {
-		if _, err := st.exec(ctx, "CHECKPOINT"); err != nil {
-			return err
-		}
-	}
-	return nil
+	r.meta = *cur
+	return r.counts(ctx, r.opts.Mode.Tables(), ls.ld.added, ls.removed, ls.updated)
 }
 
 // rootPaths are the paths of roots, absolute, sorted and without repeats:

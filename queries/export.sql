@@ -186,9 +186,10 @@ WHERE sessions.file_id = r.file_id
 
 -- name: apply_cost_mode
 -- cost_* and cost_source for the --cost mode $1 (auto, recorded, calculate),
--- SPEC.md §4: recorded uses usage.cost; calculate prices the tokens; auto
--- uses the recorded cost when present and non-zero for non-zero tokens, else
--- calculates. Without a cost the row is unpriced and its cost columns NULL.
+-- SPEC.md §4, the rules of rules.sql: recorded uses usage.cost; calculate
+-- prices the tokens; auto uses the recorded cost when present and non-zero
+-- for non-zero tokens, else calculates. Without a cost the row is unpriced
+-- and its cost columns NULL.
 -- Applied to rows not costed yet (cost_source '': rest rows derive_rollup_rest
 -- changed) or, when $2, to all rows.
 UPDATE usage SET
@@ -200,14 +201,11 @@ UPDATE usage SET
   cost_total       = CASE s.src WHEN 'recorded' THEN recorded_cost_total       WHEN 'calculated' THEN calculated_cost_total END
 FROM (
   SELECT file_id, entry_index, rollup_part,
-         CASE
-           WHEN $1 = 'recorded' THEN CASE WHEN recorded_cost_total IS NOT NULL THEN 'recorded' ELSE 'unpriced' END
-           WHEN $1 = 'calculate' THEN CASE WHEN calculated_cost_total IS NOT NULL THEN 'calculated' ELSE 'unpriced' END
-           WHEN recorded_cost_total IS NOT NULL
-                AND (recorded_cost_total <> 0 OR input + output + cache_read + cache_write = 0) THEN 'recorded'
-           WHEN calculated_cost_total IS NOT NULL THEN 'calculated'
-           ELSE 'unpriced'
-         END AS src
+         coalesce(CASE $1
+                    WHEN 'recorded' THEN {{cost_source_recorded}}
+                    WHEN 'calculate' THEN {{cost_source_calculate}}
+                    ELSE {{cost_source_auto}}
+                  END, 'unpriced') AS src
   FROM usage
   WHERE cost_source = '' OR $2
 ) s

@@ -8,7 +8,7 @@ import (
 	"sync"
 )
 
-//go:embed views.sql export.sql
+//go:embed views.sql export.sql rules.sql report.sql
 var files embed.FS
 
 // Statement is one named SQL statement.
@@ -24,7 +24,15 @@ var nameLine = regexp.MustCompile(`^--\s*name:\s*([A-Za-z_][A-Za-z0-9_]*)\s*$`)
 
 // Parse splits src (the contents of file) into named statements. Text before
 // the first name line must be comments or blank. Names must be unique.
+// {{name}} includes the SQL of an earlier statement of the file.
 func Parse(file string, src string) ([]Statement, error) {
+	return ParseWith(file, src, nil)
+}
+
+// ParseWith is Parse where {{name}} may also include one of shared (the
+// rules of another file, e.g. rules.sql). The result holds src's
+// statements only.
+func ParseWith(file string, src string, shared []Statement) ([]Statement, error) {
 	var out []Statement
 	var cur *Statement
 	var body []string
@@ -49,7 +57,7 @@ func Parse(file string, src string) ([]Statement, error) {
 	for i, line := range strings.Split(src, "\n") {
 		if strings.Contains(line, "{{") {
 			var err error
-			if line, err = expandIncludes(line, out, cur); err != nil {
+			if line, err = expandIncludes(line, append(append([]Statement(nil), shared...), out...), cur); err != nil {
 				return nil, fmt.Errorf("%s:%d: %w", file, i+1, err)
 			}
 		}
@@ -139,12 +147,12 @@ func stripComments(sql string) string {
 	return b.String()
 }
 
-func mustParse(file string) []Statement {
+func mustParse(file string, shared []Statement) []Statement {
 	src, err := files.ReadFile(file)
 	if err != nil {
 		panic("queries: embedded " + file + " missing: " + err.Error())
 	}
-	st, err := Parse(file, string(src))
+	st, err := ParseWith(file, string(src), shared)
 	if err != nil {
 		panic("queries: " + err.Error())
 	}
@@ -155,9 +163,35 @@ func mustParse(file string) []Statement {
 // of the binary pays for package initialisation, and the status line must
 // start fast (issue 14).
 var (
-	views  = sync.OnceValue(func() []Statement { return mustParse("views.sql") })
-	export = sync.OnceValue(func() []Statement { return mustParse("export.sql") })
+	views  = sync.OnceValue(func() []Statement { return mustParse("views.sql", rules()) })
+	export = sync.OnceValue(func() []Statement { return mustParse("export.sql", rules()) })
+	rules  = sync.OnceValue(func() []Statement { return mustParse("rules.sql", nil) })
+	report = sync.OnceValue(func() []Statement { return mustParse("report.sql", rules()) })
 )
+
+func find(st []Statement, kind, name string) Statement {
+	for _, s := range st {
+		if s.Name == name {
+			return s
+		}
+	}
+	panic("queries: no " + kind + " " + name)
+}
+
+// Rule returns the SQL expression of rules.sql called name (e.g.
+// "cost_source_auto"). It panics when there is none, as Export does.
+func Rule(name string) string { return find(rules(), "rule", name).SQL }
+
+// Rules returns every rule of rules.sql in file order.
+func Rules() []Statement { return append([]Statement(nil), rules()...) }
+
+// Report returns the fragment of report.sql called name: a piece of the
+// report's queries (a CTE body, a select list). It panics when there is
+// none, as Export does.
+func Report(name string) string { return find(report(), "report fragment", name).SQL }
+
+// ReportFragments returns every fragment of report.sql in file order.
+func ReportFragments() []Statement { return append([]Statement(nil), report()...) }
 
 // Views returns the views of views.sql in file order. Each Statement's SQL
 // is the view's SELECT; CreateView turns it into DDL.
@@ -171,25 +205,11 @@ func CreateView(v Statement) string {
 // Export returns the export maintenance statement called name. It panics
 // when there is none: names are compile-time constants of package export,
 // checked by its tests.
-func Export(name string) string {
-	for _, s := range export() {
-		if s.Name == name {
-			return s.SQL
-		}
-	}
-	panic("queries: no export statement " + name)
-}
+func Export(name string) string { return find(export(), "export statement", name).SQL }
 
 // ExportStatement returns the export statement called name, with its
 // documentation and position. It panics when there is none, as Export does.
-func ExportStatement(name string) Statement {
-	for _, s := range export() {
-		if s.Name == name {
-			return s
-		}
-	}
-	panic("queries: no export statement " + name)
-}
+func ExportStatement(name string) Statement { return find(export(), "export statement", name) }
 
 // ExportStatements returns every statement of export.sql in file order.
 func ExportStatements() []Statement { return append([]Statement(nil), export()...) }

@@ -67,6 +67,19 @@ func TestEmbeddedFiles(t *testing.T) {
 			t.Errorf("views.sql lacks %s (has %v)", required, names)
 		}
 	}
+	for _, r := range []string{"cost_source_auto", "cost_source_recorded", "cost_source_calculate"} {
+		if !strings.HasPrefix(Rule(r), "CASE WHEN ") || (r == "cost_source_auto" && !strings.Contains(Rule(r), Rule("auto_uses_recorded"))) {
+			t.Errorf("rule %s = %q, want a CASE expression", r, Rule(r))
+		}
+		if !strings.Contains(Export("apply_cost_mode"), Rule(r)) {
+			t.Errorf("apply_cost_mode does not apply rules.sql %s", r)
+		}
+	}
+	for _, name := range []string{"report_base", "usage_aggregates"} {
+		if Report(name) == "" || strings.Contains(Report(name), "{{") {
+			t.Errorf("report fragment %s = %q", name, Report(name))
+		}
+	}
 	for _, s := range ExportStatements() {
 		if Export(s.Name) != s.SQL {
 			t.Errorf("Export(%s) differs from its statement", s.Name)

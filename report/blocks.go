@@ -255,10 +255,10 @@ func blockCellsFrom(ctx context.Context, db *sql.DB, o *Options, m dbMeta, from 
 		args = append(args, from.UnixMilli())
 	}
 	cost, src := costSQL(o.CostMode)
-	q := `WITH ` + baseCTE + `,
+	q := `WITH ` + baseCTE() + `,
 c AS (SELECT *, ` + cost + ` AS cost, ` + src + ` AS src FROM base WHERE ` + where + `)
 SELECT epoch_ms(ts) // 3600000 AS hr, provider, model,
-` + usageAggregates + `
+` + usageAggregates() + `
 FROM c
 GROUP BY ALL
 ORDER BY hr NULLS LAST, provider NULLS LAST, model NULLS LAST`

@@ -16,12 +16,13 @@ import (
 	"github.com/sessions-etl/sessions-etl/queries"
 )
 
-// TestCostRuleEncodingsAgree: SPEC.md §4's cost rule is written three
-// times — in Go at extraction (export's costOf), in SQL when the --cost
-// mode of an export changes (queries/export.sql apply_cost_mode) and in
-// the report's query (costSQL) — and the three give every usage row the
-// same cost source and cost, in every mode, on every shared case and on a
-// generated home (-short: the cases only).
+// TestCostRuleEncodingsAgree: SPEC.md §4's cost rule is written once in
+// Go, at extraction (export's costOf), and once in SQL (queries/rules.sql),
+// which two queries apply: the export when the --cost mode of a database
+// changes (queries/export.sql apply_cost_mode) and the report's query
+// (costSQL). The three give every usage row the same cost source and cost,
+// in every mode, on every shared case and on a generated home (-short: the
+// cases only).
 func TestCostRuleEncodingsAgree(t *testing.T) {
 	var roots []string
 	ents, err := os.ReadDir(casesDir)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessions-etl/sessions-etl/export"
 	"github.com/sessions-etl/sessions-etl/pricing"
+	"github.com/sessions-etl/sessions-etl/queries"
 )
 
 // span is a stretch of time, from start on, during which a zone has one UTC
@@ -144,20 +145,9 @@ func dims(k Kind) (dim1, dim2 string) {
 	return "NULL", "NULL"
 }
 
-// baseCTE selects the counted billed records with what the report needs.
-// session_summary records name no model: the export stores none, and a
-// model an older export attributed is dropped, so they are never priced
-// from the table (package doc).
-const baseCTE = `base AS (
-  SELECT u.file_id, u.entry_index, u.rollup_part, u.timestamp AS ts, u.session_id, s.project, s.source, s.cwd, u.kind,
-         CASE WHEN u.kind = 'session_summary' THEN NULL ELSE u.provider END AS provider,
-         CASE WHEN u.kind = 'session_summary' THEN NULL ELSE u.model END AS model,
-         u.input, u.output, u.cache_read, u.cache_write, u.cache_write_1h, u.total_tokens,
-         u.recorded_cost_total AS rec,
-         CASE WHEN u.kind = 'session_summary' THEN NULL ELSE u.calculated_cost_total END AS calc
-  FROM usage u JOIN sessions s USING (file_id)
-  WHERE u.counted
-)`
+// baseCTE is the report's base relation: queries/report.sql report_base,
+// the counted billed records with what a report needs.
+func baseCTE() string { return "base AS (\n" + queries.Report("report_base") + "\n)" }
 
 // filterSQL is the WHERE condition of the Source, Project and Model
 // filters over base (or any relation with source, project, cwd, provider
@@ -208,17 +198,16 @@ func daySQL(o *Options) (string, []any) {
 }
 
 // costSQL is the cost and cost source of a base row in mode (SPEC.md §4),
-// from the database's recorded and calculated columns.
+// by the rules of queries/rules.sql (the ones the export applies).
 func costSQL(mode export.CostMode) (cost, src string) {
-	const useRec = "rec IS NOT NULL AND (rec <> 0 OR input + output + cache_read + cache_write = 0)"
 	switch mode {
 	case export.CostRecorded:
-		return "rec", "CASE WHEN rec IS NOT NULL THEN 'recorded' END"
+		return "recorded_cost_total", queries.Rule("cost_source_recorded")
 	case export.CostCalculate:
-		return "calc", "CASE WHEN calc IS NOT NULL THEN 'calculated' END"
+		return "calculated_cost_total", queries.Rule("cost_source_calculate")
 	}
-	return "CASE WHEN " + useRec + " THEN rec ELSE calc END",
-		"CASE WHEN " + useRec + " THEN 'recorded' WHEN calc IS NOT NULL THEN 'calculated' END"
+	return "CASE WHEN " + queries.Rule("auto_uses_recorded") + " THEN recorded_cost_total ELSE calculated_cost_total END",
+		queries.Rule("cost_source_auto")
 }
 
 // cell is one group of records: a day (time reports), up to two dimension
@@ -246,11 +235,11 @@ func usageCellsSQL(ctx context.Context, db *sql.DB, o *Options) ([]cell, error) 
 	if o.Kind.timeKind() {
 		gday = "day"
 	}
-	q := `WITH ` + withCTE(day.cte) + baseCTE + `,
+	q := `WITH ` + withCTE(day.cte) + baseCTE() + `,
 c AS (SELECT *, ` + cost + ` AS cost, ` + src + ` AS src FROM base WHERE ` + where + `),
 d AS (SELECT c.*, ` + day.expr + ` AS day FROM c ` + day.join + `)
 SELECT ` + gday + ` AS g_day, ` + dim1 + ` AS g_dim1, ` + dim2 + ` AS g_dim2, provider, model,
-` + usageAggregates + `
+` + usageAggregates() + `
 FROM d WHERE ` + dayWhere + `
 GROUP BY ALL
 ORDER BY g_day NULLS LAST, g_dim1 NULLS LAST, g_dim2 NULLS LAST, provider NULLS LAST, model NULLS LAST`
@@ -297,8 +286,8 @@ ORDER BY g_day NULLS LAST, g_dim1 NULLS LAST, g_dim2 NULLS LAST, provider NULLS 
 func usageCellsGo(ctx context.Context, db *sql.DB, o *Options) ([]cell, error) {
 	where, args := filterSQL(o)
 	dim1, dim2 := dims(o.Kind)
-	q := `WITH ` + baseCTE + `
-SELECT ts, ` + dim1 + `, ` + dim2 + `, kind, provider, model, input, output, cache_read, cache_write, cache_write_1h, total_tokens, rec
+	q := `WITH ` + baseCTE() + `
+SELECT ts, ` + dim1 + `, ` + dim2 + `, kind, provider, model, input, output, cache_read, cache_write, cache_write_1h, total_tokens, recorded_cost_total
 FROM base WHERE ` + where + `
 ORDER BY file_id, entry_index, rollup_part NULLS FIRST`
 	rows, err := db.QueryContext(ctx, q, args...)
@@ -509,18 +498,6 @@ ORDER BY tool_name NULLS LAST, provider NULLS LAST, model NULLS LAST`
 	return out, rows.Err()
 }
 
-// usageAggregates are the aggregate columns every usage query selects after
-// its group keys, in the order the group readers scan them: first and
-// last instant, records, the five token sums, the priced cost (exact
-// decimal, as text), records by cost source, and the unpriced tokens.
-const usageAggregates = `       min(ts), max(ts), count(*),
-       CAST(sum(input) AS BIGINT), CAST(sum(output) AS BIGINT), CAST(sum(cache_read) AS BIGINT),
-       CAST(sum(cache_write) AS BIGINT), CAST(sum(total_tokens) AS BIGINT),
-       CAST(sum(CAST(cost AS DECIMAL(38,15))) AS VARCHAR),
-       count(*) FILTER (WHERE src = 'recorded'), count(*) FILTER (WHERE src = 'calculated'),
-       count(*) FILTER (WHERE src IS NULL),
-       CAST(coalesce(sum(input) FILTER (WHERE src IS NULL), 0) AS BIGINT),
-       CAST(coalesce(sum(output) FILTER (WHERE src IS NULL), 0) AS BIGINT),
-       CAST(coalesce(sum(cache_read) FILTER (WHERE src IS NULL), 0) AS BIGINT),
-       CAST(coalesce(sum(cache_write) FILTER (WHERE src IS NULL), 0) AS BIGINT),
-       CAST(coalesce(sum(total_tokens) FILTER (WHERE src IS NULL), 0) AS BIGINT)`
+// usageAggregates is the select list of a usage group: queries/report.sql
+// usage_aggregates.
+func usageAggregates() string { return queries.Report("usage_aggregates") }

@@ -132,7 +132,7 @@ func activeBlock(ctx context.Context, db *sql.DB, o *Options, m dbMeta, now time
 func lastBefore(ctx context.Context, db *sql.DB, o *Options, m dbMeta, t time.Time) (time.Time, error) {
 	where, args := filterSQL(o)
 	var last sql.NullTime
-	err := db.QueryRowContext(ctx, `WITH `+baseCTE+` SELECT max(ts) FROM base WHERE `+where+` AND epoch_ms(ts) < ?`,
+	err := db.QueryRowContext(ctx, `WITH `+baseCTE()+` SELECT max(ts) FROM base WHERE `+where+` AND epoch_ms(ts) < ?`,
 		append(args, t.UnixMilli())...).Scan(&last)
 	if err != nil || !last.Valid {
 		return time.Time{}, err
@@ -192,7 +192,7 @@ func sessionUsage(ctx context.Context, db *sql.DB, o *Options, m dbMeta, q Statu
 // where (a condition over base's columns) into one cell.
 func sumCellsSQL(ctx context.Context, o *Options, db *sql.DB, where string, args ...any) ([]cell, error) {
 	cost, src := costSQL(o.CostMode)
-	q := `WITH ` + baseCTE + `,
+	q := `WITH ` + baseCTE() + `,
 c AS (SELECT *, ` + cost + ` AS cost, ` + src + ` AS src FROM base WHERE ` + where + `)
 SELECT count(*), CAST(coalesce(sum(input), 0) AS BIGINT), CAST(coalesce(sum(output), 0) AS BIGINT),
        CAST(coalesce(sum(cache_read), 0) AS BIGINT), CAST(coalesce(sum(cache_write), 0) AS BIGINT),

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,21 +18,21 @@ import (
 // (blocks); newReportCmd adds them after the usual kinds.
 var reportSubcommands []func(*IO, *reportOptions) *cobra.Command
 
-func init() { reportSubcommands = append(reportSubcommands, newBlocksCmd) }
-
-type blocksOptions struct {
-	Active     bool
-	Recent     bool
-	TokenLimit string
-	NoGaps     bool
+func init() {
+	reportSubcommands = append(reportSubcommands, func(ios *IO, opts *reportOptions) *cobra.Command {
+		return newBlocksCmd(ios, opts, nil)
+	})
 }
 
-func newBlocksCmd(ios *IO, opts *reportOptions) *cobra.Command {
-	bo := &blocksOptions{}
-	cmd := &cobra.Command{
-		Use:   "blocks [PATH...]",
-		Short: "5-hour billing blocks: usage, cost, burn rate and projection of the active block",
-		Long: `Billing blocks (ccusage's rule): a block starts at the instant of
+type blocksOptions struct {
+	*reportOptions // report's flags
+	Active         bool
+	Recent         bool
+	TokenLimit     string
+	NoGaps         bool
+}
+
+const blocksLong = `Billing blocks (ccusage's rule): a block starts at the instant of
 its first record floored to the UTC hour (whatever --tz says: a block is 5 real
 hours, also across a DST change) and holds every record before start + 5 h; the
 first record after that starts the next block. When more than 5 h pass without
@@ -54,60 +56,22 @@ blocks by the day their start falls on in --tz; --source, --project and
 "isGap", "entries", "tokenCounts", "totalTokens", "costUSD", "models",
 "burnRate", "projection", "tokenLimitStatus"} + "records", "costIncomplete",
 "unpricedRecords", "unpricedTokens", "modelBreakdowns"], "totals", "unpriced",
-"report"} (ccusage's blocks keys; costUSD is the priced part, a number).`,
+"report"} (ccusage's blocks keys; costUSD is the priced part, a number).`
+
+func newBlocksCmd(ios *IO, opts *reportOptions, runF runFunc[blocksOptions]) *cobra.Command {
+	bo := &blocksOptions{reportOptions: opts}
+	run := orDefault(runF, runBlocks)
+	cmd := &cobra.Command{
+		Use:   "blocks [PATH...]",
+		Short: "5-hour billing blocks: usage, cost, burn rate and projection of the active block",
+		Long:  blocksLong,
 		Example: `  sessions-etl report blocks
   sessions-etl report blocks --active --token-limit max
   sessions-etl report blocks --recent --tz Europe/Paris --json
   sessions-etl report blocks ~/.pi/agent/sessions --since 2026-11-01 --csv`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ro, err := reportRunOptions(ios, opts, report.Daily, args)
-			if err != nil {
-				return err
-			}
-			if opts.Breakdown {
-				return usagef("--breakdown is not a blocks option (blocks list their models)")
-			}
-			bro := report.BlockOptions{Now: ios.Now(), Active: bo.Active, Recent: bo.Recent, NoGaps: bo.NoGaps}
-			if bo.Active && bo.Recent {
-				return usagef("--active and --recent exclude each other")
-			}
-			switch strings.ToLower(bo.TokenLimit) {
-			case "":
-			case "max":
-				bro.TokenLimitMax = true
-			default:
-				n, err := strconv.ParseInt(strings.ReplaceAll(bo.TokenLimit, "_", ""), 10, 64)
-				if err != nil || n <= 0 {
-					return usagef("--token-limit %q: want a positive number of tokens or max", bo.TokenLimit)
-				}
-				bro.TokenLimit = n
-			}
-			pr := &phaseProgress{ios: ios, g: opts.globalOptions}
-			ro.Progress = pr
-			br, err := report.RunBlocks(cmd.Context(), ro, bro)
-			pr.done()
-			if err != nil {
-				return err
-			}
-			out := bufio.NewWriterSize(ios.Out, 64<<10)
-			switch {
-			case opts.JSON:
-				err = br.WriteJSON(out)
-			case opts.CSV:
-				err = br.WriteText(out, report.CSV)
-			case opts.MD:
-				err = br.WriteText(out, report.Markdown)
-			default:
-				err = br.WriteText(out, report.Table)
-			}
-			if ferr := out.Flush(); err == nil {
-				err = ferr
-			}
-			if err != nil {
-				return err
-			}
-			readerNotes(ios, opts, ro, args, br.Ingest)
-			return nil
+			bo.Paths = args
+			return run(cmd.Context(), bo, ios)
 		},
 	}
 	f := cmd.Flags()
@@ -119,11 +83,75 @@ blocks by the day their start falls on in --tz; --source, --project and
 	return cmd
 }
 
+// runBlocks is `report blocks`'s run.
+func runBlocks(ctx context.Context, bo *blocksOptions, ios *IO) error {
+	opts := bo.reportOptions
+	ro, err := reportRunOptions(ios, opts, report.Daily)
+	if err != nil {
+		return err
+	}
+	if opts.Breakdown {
+		return usagef("--breakdown is not a blocks option (blocks list their models)")
+	}
+	bro, err := bo.blockOptions(ios.Now())
+	if err != nil {
+		return err
+	}
+	pr := &phaseProgress{ios: ios, g: opts.globalOptions}
+	ro.Progress = pr
+	br, err := report.RunBlocks(ctx, ro, bro)
+	pr.done()
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriterSize(ios.Out, 64<<10)
+	switch {
+	case opts.JSON:
+		err = br.WriteJSON(out)
+	case opts.CSV:
+		err = br.WriteText(out, report.CSV)
+	case opts.MD:
+		err = br.WriteText(out, report.Markdown)
+	default:
+		err = br.WriteText(out, report.Table)
+	}
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	readerNotes(ios, opts, ro, br.Ingest)
+	return nil
+}
+
+// blockOptions checks blocks' own flags and turns them into
+// report.BlockOptions at now.
+func (bo *blocksOptions) blockOptions(now time.Time) (report.BlockOptions, error) {
+	bro := report.BlockOptions{Now: now, Active: bo.Active, Recent: bo.Recent, NoGaps: bo.NoGaps}
+	if bo.Active && bo.Recent {
+		return bro, usagef("--active and --recent exclude each other")
+	}
+	switch strings.ToLower(bo.TokenLimit) {
+	case "":
+	case "max":
+		bro.TokenLimitMax = true
+	default:
+		n, err := strconv.ParseInt(strings.ReplaceAll(bo.TokenLimit, "_", ""), 10, 64)
+		if err != nil || n <= 0 {
+			return bro, usagef("--token-limit %q: want a positive number of tokens or max", bo.TokenLimit)
+		}
+		bro.TokenLimit = n
+	}
+	return bro, nil
+}
+
 // readerNotes writes, on stderr, what a reader command (report blocks,
 // budget check, dashboard) says after its answer: the database it used
 // (PATH arguments), "no session files found", and the files it could not
 // use. Readers exit 0 whatever the state of the files (SPEC.md §7.6).
-func readerNotes(ios *IO, opts *reportOptions, ro report.Options, args []string, sum *export.Summary) {
+func readerNotes(ios *IO, opts *reportOptions, ro report.Options, sum *export.Summary) {
+	args := opts.Paths
 	if opts.Quiet && (sum == nil || sum.Rejected == 0) {
 		return
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 
@@ -80,7 +81,7 @@ type budgetOptions struct {
 	reportOptions
 }
 
-func newBudgetCmd(ios *IO, g *globalOptions) *cobra.Command {
+func newBudgetCmd(ios *IO, g *globalOptions, runF runFunc[budgetOptions]) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "budget",
 		Short: "Spend budgets per day, week and month: check the current periods (exit 3 when over)",
@@ -92,16 +93,11 @@ func newBudgetCmd(ios *IO, g *globalOptions) *cobra.Command {
 			return usagef("budget needs a subcommand: check")
 		},
 	}
-	cmd.AddCommand(newBudgetCheckCmd(ios, g))
+	cmd.AddCommand(newBudgetCheckCmd(ios, g, runF))
 	return cmd
 }
 
-func newBudgetCheckCmd(ios *IO, g *globalOptions) *cobra.Command {
-	opts := &budgetOptions{reportOptions: reportOptions{globalOptions: g}}
-	cmd := &cobra.Command{
-		Use:   "check [PATH...]",
-		Short: "Compare today, this ISO week and this month with their budgets; exit 3 when one is over",
-		Long: `budget check compares the current day, ISO week and month (in --tz, at the
+const budgetCheckLong = `budget check compares the current day, ISO week and month (in --tz, at the
 current time) with their budgets, overall and per project, and prints one line
 per period: its cost, the budget, the share used and whether it is over.
 
@@ -119,47 +115,23 @@ that could not be used are named on stderr; they do not change the exit
 status (a check is a reader).
 --json: {"periods": [{"project", "period", "key", "start", "end", "cost",
 "budget", "percentUsed", "overBudget", "costIncomplete", "records",
-"unpricedTokens"}], "overBudget", "now", "report"}.`,
+"unpricedTokens"}], "overBudget", "now", "report"}.`
+
+func newBudgetCheckCmd(ios *IO, g *globalOptions, runF runFunc[budgetOptions]) *cobra.Command {
+	opts := &budgetOptions{reportOptions: reportOptions{globalOptions: g}}
+	run := orDefault(runF, runBudgetCheck)
+	cmd := &cobra.Command{
+		Use:   "check [PATH...]",
+		Short: "Compare today, this ISO week and this month with their budgets; exit 3 when one is over",
+		Long:  budgetCheckLong,
 		Example: `  sessions-etl budget check --daily 20 --monthly 300
   sessions-etl budget check --weekly 100 --project-budget web:daily=10 --json
   sessions-etl budget check --daily 20 || notify-send "agent spend over budget"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			configDefaults(cmd, ios, &opts.TZ, &opts.Cost, &opts.Pricing)
+			opts.Paths = args
+			configDefaults(cmd.Flags().Changed, ios, &opts.TZ, &opts.Cost, &opts.Pricing)
 			configBudgets(ios, &opts.budget.Budgets)
-			if !opts.budget.Any() {
-				return usagef("no budget to check: give --daily, --weekly, --monthly or --project-budget")
-			}
-			ro, err := reportRunOptions(ios, &opts.reportOptions, report.Daily, args)
-			if err != nil {
-				return err
-			}
-			if opts.CSV || opts.MD {
-				return usagef("budget check writes a table or --json")
-			}
-			pr := &phaseProgress{ios: ios, g: opts.globalOptions}
-			ro.Progress = pr
-			c, err := report.CheckBudgets(cmd.Context(), ro, opts.budget.Budgets, ios.Now())
-			pr.done()
-			if err != nil {
-				return err
-			}
-			out := bufio.NewWriter(ios.Out)
-			if opts.JSON {
-				err = c.WriteJSON(out)
-			} else {
-				err = c.WriteText(out)
-			}
-			if ferr := out.Flush(); err == nil {
-				err = ferr
-			}
-			if err != nil {
-				return err
-			}
-			readerNotes(ios, &opts.reportOptions, ro, args, c.Ingest)
-			if c.Over() {
-				return errOverBudget
-			}
-			return nil
+			return run(cmd.Context(), opts, ios)
 		},
 	}
 	f := cmd.Flags()
@@ -168,6 +140,45 @@ status (a check is a reader).
 	addBudgetFlags(f, &opts.budget, "")
 	completeValues(cmd)
 	return cmd
+}
+
+// runBudgetCheck is `budget check`'s run: exit 3 (errOverBudget) when a
+// current period is over its budget.
+func runBudgetCheck(ctx context.Context, opts *budgetOptions, ios *IO) error {
+	if !opts.budget.Any() {
+		return usagef("no budget to check: give --daily, --weekly, --monthly or --project-budget")
+	}
+	ro, err := reportRunOptions(ios, &opts.reportOptions, report.Daily)
+	if err != nil {
+		return err
+	}
+	if opts.CSV || opts.MD {
+		return usagef("budget check writes a table or --json")
+	}
+	pr := &phaseProgress{ios: ios, g: opts.globalOptions}
+	ro.Progress = pr
+	c, err := report.CheckBudgets(ctx, ro, opts.budget.Budgets, ios.Now())
+	pr.done()
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriter(ios.Out)
+	if opts.JSON {
+		err = c.WriteJSON(out)
+	} else {
+		err = c.WriteText(out)
+	}
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	readerNotes(ios, &opts.reportOptions, ro, c.Ingest)
+	if c.Over() {
+		return errOverBudget
+	}
+	return nil
 }
 
 // addReaderFlags defines the flags `report` takes for choosing the

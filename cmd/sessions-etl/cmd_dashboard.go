@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -19,12 +20,7 @@ type dashboardOptions struct {
 	Top int
 }
 
-func newDashboardCmd(ios *IO, g *globalOptions) *cobra.Command {
-	opts := &dashboardOptions{reportOptions: reportOptions{globalOptions: g}}
-	cmd := &cobra.Command{
-		Use:   "dashboard [PATH...] --out FILE.html",
-		Short: "One self-contained HTML page of charts: daily cost by model, projects, models, blocks, sessions, tools",
-		Long: `dashboard writes one HTML file to look at rather than read: daily cost stacked
+const dashboardLong = `dashboard writes one HTML file to look at rather than read: daily cost stacked
 by model, cost by project, by model and by provider, the 5-hour billing blocks,
 the top sessions, tool calls and error rates, the unpriced usage called out,
 the period and time zone, and the same totals as 'report' (the same counted
@@ -37,36 +33,21 @@ browser: xdg-open FILE.html (Linux), open FILE.html (macOS).
 
 It reads the report's database (refreshed from the PATHs or the default roots
 first, as 'report' does); --since/--until (days in --tz), --tz, --source,
---project, --model, --cost and --pricing apply to every chart.`,
+--project, --model, --cost and --pricing apply to every chart.`
+
+func newDashboardCmd(ios *IO, g *globalOptions, runF runFunc[dashboardOptions]) *cobra.Command {
+	opts := &dashboardOptions{reportOptions: reportOptions{globalOptions: g}}
+	run := orDefault(runF, runDashboard)
+	cmd := &cobra.Command{
+		Use:   "dashboard [PATH...] --out FILE.html",
+		Short: "One self-contained HTML page of charts: daily cost by model, projects, models, blocks, sessions, tools",
+		Long:  dashboardLong,
 		Example: `  sessions-etl dashboard --out usage.html && xdg-open usage.html
   sessions-etl dashboard ~/.pi/agent/sessions --since 2026-11-01 --tz Europe/Paris --out november.html
   sessions-etl dashboard --project web --out web.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Out == "" {
-				return usagef("dashboard needs --out FILE.html")
-			}
-			if opts.Top < 1 {
-				return usagef("--top must be at least 1")
-			}
-			ro, err := reportRunOptions(ios, &opts.reportOptions, report.Daily, args)
-			if err != nil {
-				return err
-			}
-			pr := &phaseProgress{ios: ios, g: opts.globalOptions}
-			ro.Progress = pr
-			d, err := dashboard.Build(cmd.Context(), dashboard.Options{Report: ro, Now: ios.Now(), Top: opts.Top})
-			pr.done()
-			if err != nil {
-				return err
-			}
-			if err := writeDashboard(opts.Out, d); err != nil {
-				return err
-			}
-			if !opts.Quiet {
-				fmt.Fprintf(ios.ErrOut, "Wrote %s (total %s). Open it in a browser.\n", opts.Out, report.CostText(d.Daily.Totals))
-			}
-			readerNotes(ios, &opts.reportOptions, ro, args, d.Daily.Ingest)
-			return nil
+			opts.Paths = args
+			return run(cmd.Context(), opts, ios)
 		},
 	}
 	f := cmd.Flags()
@@ -78,6 +59,35 @@ first, as 'report' does); --since/--until (days in --tz), --tz, --source,
 	f.StringArrayVar(&opts.From, "from", nil, "answer from this partitioned Parquet root (export --partition-by; repeatable) instead of session files, each record counted once across machines (what is read is kept in the cache directory until a Parquet file of the roots changes)")
 	completeValues(cmd)
 	return cmd
+}
+
+// runDashboard is dashboard's run: the page written to opts.Out.
+func runDashboard(ctx context.Context, opts *dashboardOptions, ios *IO) error {
+	if opts.Out == "" {
+		return usagef("dashboard needs --out FILE.html")
+	}
+	if opts.Top < 1 {
+		return usagef("--top must be at least 1")
+	}
+	ro, err := reportRunOptions(ios, &opts.reportOptions, report.Daily)
+	if err != nil {
+		return err
+	}
+	pr := &phaseProgress{ios: ios, g: opts.globalOptions}
+	ro.Progress = pr
+	d, err := dashboard.Build(ctx, dashboard.Options{Report: ro, Now: ios.Now(), Top: opts.Top})
+	pr.done()
+	if err != nil {
+		return err
+	}
+	if err := writeDashboard(opts.Out, d); err != nil {
+		return err
+	}
+	if !opts.Quiet {
+		fmt.Fprintf(ios.ErrOut, "Wrote %s (total %s). Open it in a browser.\n", opts.Out, report.CostText(d.Daily.Totals))
+	}
+	readerNotes(ios, &opts.reportOptions, ro, d.Daily.Ingest)
+	return nil
 }
 
 // writeDashboard writes the page to a temporary file beside out and

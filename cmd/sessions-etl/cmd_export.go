@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -22,6 +23,7 @@ func init() { registerCommand(newExportCmd) }
 
 type exportOptions struct {
 	*globalOptions
+	Paths     []string // PATH arguments; none: the stores
 	Parquet   string
 	DuckDB    string
 	NoContent bool
@@ -34,12 +36,7 @@ type exportOptions struct {
 	WorkDir   string
 }
 
-func newExportCmd(ios *IO, g *globalOptions) *cobra.Command {
-	opts := &exportOptions{globalOptions: g}
-	cmd := &cobra.Command{
-		Use:   "export [PATH...] --parquet DIR --duckdb FILE",
-		Short: "Export every session, entry, content block and billed token to Parquet and/or DuckDB",
-		Long: `export loads the session files into six tables (files, sessions, entries,
+const exportLong = `export loads the session files into six tables (files, sessions, entries,
 content_blocks, usage, ingest_issues): as Parquet datasets (one
 directory per table under --parquet DIR, zstd) and/or a DuckDB database
 (--duckdb FILE, with the views counted_usage, daily_usage, session_usage,
@@ -56,11 +53,13 @@ export intact. Without --duckdb the state is kept in DIR/_state.duckdb.
 Every table has a machine column: --machine NAME, default the host name.
 With --partition-by month|day|source|machine, --parquet DIR is a root shared
 by several machines (a directory, an NFS or synced folder), written as Hive
-partitions: DIR/<table>/machine=NAME/month=YYYY-MM/part-N.parquet (UTC
-months and days; machine alone: DIR/<table>/machine=NAME/part-0.parquet).
-Each machine replaces only its own machine=NAME directories, each swapped in
-whole; exports of different machines may run at once (a per-machine lock in
-DIR/.locks). The machine's incremental state stays out of the root, in
+partitions: DIR/<table>/machine=NAME/month=YYYY-MM/part-ID-N.parquet (UTC
+months and days; machine alone: DIR/<table>/machine=NAME/part-ID-0.parquet;
+ID names the export, the same in all six tables). Each machine replaces only
+its own machine=NAME directories, each table's swapped in whole, one table
+after another (report --from refuses a machine whose tables are from two
+exports); exports of different machines may run at once (a per-machine lock
+in DIR/.locks). The machine's incremental state stays out of the root, in
 --work-dir (default: a directory of the user's cache). Directories and files
 are 0777/0666 less the umask (0755/0644 under umask 022); --private makes
 them 0700/0600.
@@ -79,34 +78,22 @@ view rejected_files lists them all.
 Exit status: 0 when every file was exported, 1 when some files were rejected
 (not a session, unknown version, an unreadable file or directory: the
 rejected_files view, with their issues in ingest_issues) or the export
-failed, 2 on usage errors.`,
+failed, 2 on usage errors.`
+
+func newExportCmd(ios *IO, g *globalOptions, runF runFunc[exportOptions]) *cobra.Command {
+	opts := &exportOptions{globalOptions: g}
+	run := orDefault(runF, runExport)
+	cmd := &cobra.Command{
+		Use:   "export [PATH...] --parquet DIR --duckdb FILE",
+		Short: "Export every session, entry, content block and billed token to Parquet and/or DuckDB",
+		Long:  exportLong,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Parquet == "" && opts.DuckDB == "" {
-				return usagef("export needs --parquet DIR, --duckdb FILE or both")
+			opts.Paths = args
+			configDefaults(cmd.Flags().Changed, ios, nil, &opts.Cost, &opts.Pricing)
+			if err := opts.complete(); err != nil {
+				return err
 			}
-			configDefaults(cmd, ios, nil, &opts.Cost, &opts.Pricing)
-			if _, err := export.ParseCostMode(opts.Cost); err != nil {
-				return usageError{err}
-			}
-			if _, err := export.ParsePartitionBy(opts.Partition); err != nil {
-				return usageError{err}
-			}
-			if opts.Partition != "" && opts.Parquet == "" {
-				return usagef("--partition-by needs --parquet DIR")
-			}
-			if opts.Machine == "" {
-				h, err := os.Hostname()
-				if err != nil || h == "" {
-					return usagef("no host name for the machine column (%v): give --machine NAME", err)
-				}
-				opts.Machine = h
-			}
-			if opts.Partition != "" {
-				if err := export.CheckMachine(opts.Machine); err != nil {
-					return usagef("%v: give --machine NAME", err)
-				}
-			}
-			return runExport(cmd, ios, opts, args)
+			return run(cmd.Context(), opts, ios)
 		},
 	}
 	addSourceFlag(cmd, g)
@@ -124,11 +111,42 @@ failed, 2 on usage errors.`,
 	return cmd
 }
 
-func runExport(cmd *cobra.Command, ios *IO, opts *exportOptions, args []string) error {
+// complete checks the flags (usage errors) and fills in the machine
+// name: the host's when --machine is not given.
+func (opts *exportOptions) complete() error {
+	if opts.Parquet == "" && opts.DuckDB == "" {
+		return usagef("export needs --parquet DIR, --duckdb FILE or both")
+	}
+	if _, err := export.ParseCostMode(opts.Cost); err != nil {
+		return usageError{err}
+	}
+	if _, err := export.ParsePartitionBy(opts.Partition); err != nil {
+		return usageError{err}
+	}
+	if opts.Partition != "" && opts.Parquet == "" {
+		return usagef("--partition-by needs --parquet DIR")
+	}
+	if opts.Machine == "" {
+		h, err := os.Hostname()
+		if err != nil || h == "" {
+			return usagef("no host name for the machine column (%v): give --machine NAME", err)
+		}
+		opts.Machine = h
+	}
+	if opts.Partition != "" {
+		if err := export.CheckMachine(opts.Machine); err != nil {
+			return usagef("%v: give --machine NAME", err)
+		}
+	}
+	return nil
+}
+
+// runExport is export's run: opts as complete left them.
+func runExport(ctx context.Context, opts *exportOptions, ios *IO) error {
 	if err := validSource(ios, opts.Source); err != nil {
 		return err
 	}
-	rts, err := selectRoots(ios, rootSelection{args: args, source: opts.Source})
+	rts, err := selectRoots(ios, rootSelection{args: opts.Paths, source: opts.Source})
 	if err != nil {
 		return err
 	}
@@ -142,16 +160,9 @@ func runExport(cmd *cobra.Command, ios *IO, opts *exportOptions, args []string) 
 		}
 	}
 	if opts.Pricing != "" {
-		t, err := pricing.Load(opts.Pricing)
-		if err != nil {
-			return usageError{err}
+		if eo.Prices, eo.PricingID, err = loadPricing(opts.Pricing); err != nil {
+			return err
 		}
-		raw, err := os.ReadFile(opts.Pricing)
-		if err != nil {
-			return usageError{err}
-		}
-		sum := sha256.Sum256(raw)
-		eo.Prices, eo.PricingID = t, "file:"+hex.EncodeToString(sum[:])
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// Collect Go garbage before the heap outgrows what DuckDB and the
@@ -164,7 +175,7 @@ func runExport(cmd *cobra.Command, ios *IO, opts *exportOptions, args []string) 
 	}
 	pr := &phaseProgress{ios: ios, g: opts.globalOptions}
 	eo.Progress = pr.withTotal()
-	sum, err := export.Run(cmd.Context(), eo)
+	sum, err := export.Run(ctx, eo)
 	pr.done()
 	if err != nil {
 		return err
@@ -184,6 +195,22 @@ func runExport(cmd *cobra.Command, ios *IO, opts *exportOptions, args []string) 
 		return errFailed
 	}
 	return nil
+}
+
+// loadPricing reads a --pricing file: its table, and the id export and
+// report record for it ("file:" and the file's SHA-256); a file that
+// cannot be used is a usage error.
+func loadPricing(path string) (*pricing.Table, string, error) {
+	t, err := pricing.Load(path)
+	if err != nil {
+		return nil, "", usageError{err}
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", usageError{err}
+	}
+	sum := sha256.Sum256(raw)
+	return t, "file:" + hex.EncodeToString(sum[:]), nil
 }
 
 // exportGoMemoryLimit is the Go heap's soft limit during an export with a

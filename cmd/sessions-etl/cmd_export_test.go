@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -292,5 +294,87 @@ func TestDashboardFrom(t *testing.T) {
 	}
 	if code != ExitOK || total(got) != total(want) || !strings.Contains(want, "(total ") {
 		t.Errorf("dashboard --from: exit %d, %q; want %q", code, total(got), total(want))
+	}
+}
+
+// TestReportToolsFrom: `report tools --from` counts a tool call once
+// across machines, as it counts usage (SPEC.md §4, §7.7): machine a holds
+// P (a bash call) and Q (a grep call); machine b holds Q synced and F, a
+// fork of P continued on b (P's entries copied verbatim, then a read
+// call). By hand: bash 1 call, grep 1, read 1, each with its result; the
+// same as `report tools` over the union of the session files.
+func TestReportToolsFrom(t *testing.T) {
+	const (
+		p = "70000001-0000-4000-8000-000000000001"
+		q = "70000002-0000-4000-8000-000000000002"
+		f = "70000003-0000-4000-8000-000000000003"
+	)
+	header := func(id, ts, parent string) string {
+		h := fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":%q,"cwd":"/w/tools"`, id, ts)
+		if parent != "" {
+			h += fmt.Sprintf(`,"parentSession":%q`, parent)
+		}
+		return h + "}\n"
+	}
+	call := func(eid, parent, ts, callID, tool string) string {
+		return fmt.Sprintf(`{"type":"message","id":%q,"parentId":%s,"timestamp":%q,"message":{"role":"assistant","content":[{"type":"toolCall","id":%q,"name":%q,"arguments":{"x":"y"}}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":10,"output":1,"cacheRead":0,"cacheWrite":0,"cost":{"total":0.00001}}}}`+"\n",
+			eid, parent, ts, callID, tool)
+	}
+	result := func(eid, parent, ts, callID, tool string) string {
+		return fmt.Sprintf(`{"type":"message","id":%q,"parentId":%q,"timestamp":%q,"message":{"role":"toolResult","toolCallId":%q,"toolName":%q,"content":[{"type":"text","text":"done"}],"isError":false}}`+"\n",
+			eid, parent, ts, callID, tool)
+	}
+	pBody := call("p0000001", "null", "2026-03-01T10:00:01.000Z", "t1", "bash") + result("p0000002", "p0000001", "2026-03-01T10:00:02.000Z", "t1", "bash")
+	qBody := header(q, "2026-03-01T11:00:00.000Z", "") + call("q0000001", "null", "2026-03-01T11:00:01.000Z", "t3", "grep") +
+		result("q0000002", "q0000001", "2026-03-01T11:00:02.000Z", "t3", "grep")
+	a, b := t.TempDir(), t.TempDir()
+	dir := ".pi/agent/sessions/--w-tools--"
+	pFile := "2026-03-01T10-00-00-000Z_" + p + ".jsonl"
+	writeTestFile(t, filepath.Join(a, dir, pFile), header(p, "2026-03-01T10:00:00.000Z", "")+pBody)
+	writeTestFile(t, filepath.Join(a, dir, "2026-03-01T11-00-00-000Z_"+q+".jsonl"), qBody)
+	writeTestFile(t, filepath.Join(b, dir, "2026-03-01T11-00-00-000Z_"+q+".jsonl"), qBody)
+	writeTestFile(t, filepath.Join(b, dir, "2026-03-02T09-00-00-000Z_"+f+".jsonl"),
+		header(f, "2026-03-02T09:00:00.000Z", "/home/someone-else/"+dir+"/"+pFile)+pBody+
+			call("f0000001", `"p0000002"`, "2026-03-02T09:00:01.000Z", "t2", "read")+result("f0000002", "f0000001", "2026-03-02T09:00:02.000Z", "t2", "read"))
+
+	root := t.TempDir()
+	for m, home := range map[string]string{"a": a, "b": b} {
+		if code, stdout, stderr := runCLI(t, t.TempDir(), "export", "--parquet", root, "--partition-by", "month", "--machine", m, "--work-dir", t.TempDir(), home); code != ExitOK {
+			t.Fatalf("export %s: exit %d\n%s\n%s", m, code, stdout, stderr)
+		}
+	}
+	type tools struct {
+		Tools []struct {
+			ToolName string `json:"toolName"`
+			Calls    int64  `json:"calls"`
+			Results  int64  `json:"results"`
+		} `json:"tools"`
+	}
+	summary := func(out string) string {
+		var v tools
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		var s []string
+		for _, x := range v.Tools {
+			s = append(s, fmt.Sprintf("%s:%d/%d", x.ToolName, x.Calls, x.Results))
+		}
+		sort.Strings(s)
+		return strings.Join(s, " ")
+	}
+	const want = "bash:1/1 grep:1/1 read:1/1"
+	code, files, stderr := runCLI(t, t.TempDir(), "report", "tools", "--json", "--db", filepath.Join(t.TempDir(), "r.duckdb"), a, b)
+	if code != ExitOK {
+		t.Fatalf("report tools: exit %d: %s", code, stderr)
+	}
+	if got := summary(files); got != want {
+		t.Errorf("report tools over the session files: %s; want %s", got, want)
+	}
+	code, from, stderr := runCLI(t, t.TempDir(), "report", "tools", "--json", "--from", root)
+	if code != ExitOK {
+		t.Fatalf("report tools --from: exit %d: %s", code, stderr)
+	}
+	if got := summary(from); got != want {
+		t.Errorf("report tools --from: %s; want %s", got, want)
 	}
 }

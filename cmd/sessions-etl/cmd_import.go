@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -18,6 +19,7 @@ func init() { registerCommand(newImportCmd) }
 
 type importOptions struct {
 	*globalOptions
+	Sources              []string // SOURCE arguments; none: the pi and Prime stores
 	To                   string
 	Flat                 bool
 	DryRun               bool
@@ -29,12 +31,7 @@ type importOptions struct {
 	Verbose              bool
 }
 
-func newImportCmd(ios *IO, g *globalOptions) *cobra.Command {
-	opts := &importOptions{globalOptions: g}
-	cmd := &cobra.Command{
-		Use:   "import [SOURCE...] [--to DIR]",
-		Short: "Copy legacy pi and Prime sessions into an Atomic v4 store, upgrading the copies (sources untouched)",
-		Long: `import copies sessions into an Atomic store, upgrading each copy to
+const importLong = `import copies sessions into an Atomic store, upgrading each copy to
 format v4 on the way; the source files are only read, never modified or locked.
 
 SOURCEs default to the pi and Prime roots (~/.pi/agent/sessions, ~/.pi/agent/*.jsonl,
@@ -65,15 +62,18 @@ backed up there first); "import --undo RUN" removes the files the run created (i
 unchanged since) and restores the ones it replaced.
 
 Exit status: 0 when every session is in the store (empty files are fine); 1 when any
-file is a conflict, failed, or skipped for an error; 2 on usage errors.`,
+file is a conflict, failed, or skipped for an error; 2 on usage errors.`
+
+func newImportCmd(ios *IO, g *globalOptions, runF runFunc[importOptions]) *cobra.Command {
+	opts := &importOptions{globalOptions: g}
+	run := orDefault(runF, runImport)
+	cmd := &cobra.Command{
+		Use:   "import [SOURCE...] [--to DIR]",
+		Short: "Copy legacy pi and Prime sessions into an Atomic v4 store, upgrading the copies (sources untouched)",
+		Long:  importLong,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Undo != "" {
-				if len(args) > 0 {
-					return usagef("--undo takes no SOURCE arguments")
-				}
-				return runImportUndo(cmd, ios, opts)
-			}
-			return runImport(cmd, ios, opts, args)
+			opts.Sources = args
+			return run(cmd.Context(), opts, ios)
 		},
 	}
 	addSourceFlag(cmd, g)
@@ -90,37 +90,25 @@ file is a conflict, failed, or skipped for an error; 2 on usage errors.`,
 	return cmd
 }
 
-func runImport(cmd *cobra.Command, ios *IO, opts *importOptions, args []string) error {
-	if ios.Home == "" && (len(args) == 0 || opts.To == "") {
-		return usagef("no home directory: give SOURCE paths and --to DIR")
+// runImport is import's run: the import, or with --undo its undo.
+func runImport(ctx context.Context, opts *importOptions, ios *IO) error {
+	if opts.Undo != "" {
+		if len(opts.Sources) > 0 {
+			return usagef("--undo takes no SOURCE arguments")
+		}
+		return runImportUndo(ctx, opts, ios)
 	}
-	var opt importer.Options
-	if err := validSource(ios, opts.Source); err != nil {
-		return err
-	}
-	// With no SOURCE, the pi and Prime stores (SPEC.md §2.5), wherever
-	// variables moved them; not Atomic's: that is the store.
-	rts, err := selectRoots(ios, rootSelection{args: args, skip: []string{opts.BackupDir}, source: opts.Source,
-		kinds: []string{ingest.SourcePi, ingest.SourcePrime}})
+	opt, err := importerOptions(ios, opts)
 	if err != nil {
 		return err
 	}
-	opt.Sources = rts
-	opt.Target = opts.To
-	if opt.Target == "" {
-		opt.Target = importer.DefaultTarget(ios.Home)
-	}
-	opt.Flat, opt.Workers, opt.DryRun = opts.Flat, opts.Workers, opts.DryRun
-	opt.RunsDir, opt.StateDir, opt.LockWait = runsDir(ios, opts.BackupDir), stateDir(ios), opts.LockWait
-	opt.Repair, opt.KeepUnresolvedParent, opt.Now = opts.Repair, opts.KeepUnresolvedParent, ios.Now
-
 	out := bufio.NewWriter(ios.Out)
 	defer out.Flush()
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	bar := newProgress(ios, opts.globalOptions, "importing").totalFrom(cmd.Context(), opt.Sources)
+	bar := newProgress(ios, opts.globalOptions, "importing").totalFrom(ctx, opt.Sources)
 	opt.Progress = bar.Add
-	sum, err := importer.Run(cmd.Context(), opt, func(r importer.Result) error {
+	sum, err := importer.Run(ctx, opt, func(r importer.Result) error {
 		if opts.JSON {
 			return enc.Encode(struct {
 				importer.Result
@@ -149,6 +137,34 @@ func runImport(cmd *cobra.Command, ios *IO, opts *importOptions, args []string) 
 		return errFailed
 	}
 	return nil
+}
+
+// importerOptions checks the options and turns them into
+// importer.Options: the SOURCE roots, or with none the pi and Prime stores.
+func importerOptions(ios *IO, opts *importOptions) (opt importer.Options, err error) {
+	args := opts.Sources
+	if ios.Home == "" && (len(args) == 0 || opts.To == "") {
+		return opt, usagef("no home directory: give SOURCE paths and --to DIR")
+	}
+	if err := validSource(ios, opts.Source); err != nil {
+		return opt, err
+	}
+	// With no SOURCE, the pi and Prime stores (SPEC.md §2.5), wherever
+	// variables moved them; not Atomic's: that is the store.
+	rts, err := selectRoots(ios, rootSelection{args: args, skip: []string{opts.BackupDir}, source: opts.Source,
+		kinds: []string{ingest.SourcePi, ingest.SourcePrime}})
+	if err != nil {
+		return opt, err
+	}
+	opt.Sources = rts
+	opt.Target = opts.To
+	if opt.Target == "" {
+		opt.Target = importer.DefaultTarget(ios.Home)
+	}
+	opt.Flat, opt.Workers, opt.DryRun = opts.Flat, opts.Workers, opts.DryRun
+	opt.RunsDir, opt.StateDir, opt.LockWait = runsDir(ios, opts.BackupDir), stateDir(ios), opts.LockWait
+	opt.Repair, opt.KeepUnresolvedParent, opt.Now = opts.Repair, opts.KeepUnresolvedParent, ios.Now
+	return opt, nil
 }
 
 // showImportResult: problems and replacements always, new copies when
@@ -214,12 +230,12 @@ func printImportSummary(w *bufio.Writer, sum importer.Summary) {
 	}
 }
 
-func runImportUndo(cmd *cobra.Command, ios *IO, opts *importOptions) error {
+func runImportUndo(ctx context.Context, opts *importOptions, ios *IO) error {
 	dir, err := fstx.ResolveRun(runsDir(ios, opts.BackupDir), opts.Undo)
 	if err != nil {
 		return usageError{err}
 	}
 	return printUndo(ios, opts.JSON, opts.Verbose, dir, func(emit func(fstx.UndoResult) error) error {
-		return importer.Undo(cmd.Context(), dir, fstx.UndoOptions{StateDir: stateDir(ios), LockWait: opts.LockWait, DefaultRoots: undoDefaultRoots(ios)}, emit)
+		return importer.Undo(ctx, dir, fstx.UndoOptions{StateDir: stateDir(ios), LockWait: opts.LockWait, DefaultRoots: undoDefaultRoots(ios)}, emit)
 	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -24,6 +25,7 @@ func init() { registerCommand(newMigrateCmd) }
 
 type migrateOptions struct {
 	*globalOptions
+	Paths                []string // PATH arguments; none: the stores
 	DryRun               bool
 	Undo                 string
 	LockWait             time.Duration
@@ -35,12 +37,7 @@ type migrateOptions struct {
 	Verbose              bool
 }
 
-func newMigrateCmd(ios *IO, g *globalOptions) *cobra.Command {
-	opts := &migrateOptions{globalOptions: g}
-	cmd := &cobra.Command{
-		Use:   "migrate [PATH...]",
-		Short: "Upgrade v1, v2, v3 and early-v4 session files to v4 in place (atomic, locked, undoable)",
-		Long: `migrate upgrades session files to format v4 in place, under the agent's own
+const migrateLong = `migrate upgrades session files to format v4 in place, under the agent's own
 lock, atomically, byte-faithful, with a backup and an undo journal.
 
 Only files that validate as needs_upgrade are rewritten; current, torn, corrupt,
@@ -55,15 +52,18 @@ Results per file: upgraded, current, skipped (with a reason), locked, failed,
 and moved with --relayout. A failed move is failed (move_failed); a file
 --relayout leaves in place on purpose (target exists, no cwd) is listed as
 "not moved" with its reason and is not a failure.
-Exit status: 0 when every file is upgraded, current or empty; 1 otherwise.`,
+Exit status: 0 when every file is upgraded, current or empty; 1 otherwise.`
+
+func newMigrateCmd(ios *IO, g *globalOptions, runF runFunc[migrateOptions]) *cobra.Command {
+	opts := &migrateOptions{globalOptions: g}
+	run := orDefault(runF, runMigrate)
+	cmd := &cobra.Command{
+		Use:   "migrate [PATH...]",
+		Short: "Upgrade v1, v2, v3 and early-v4 session files to v4 in place (atomic, locked, undoable)",
+		Long:  migrateLong,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Undo != "" {
-				if len(args) > 0 {
-					return usagef("--undo takes no PATH arguments")
-				}
-				return runUndo(cmd, ios, opts)
-			}
-			return runMigrate(cmd, ios, opts, args)
+			opts.Paths = args
+			return run(cmd.Context(), opts, ios)
 		},
 	}
 	addSourceFlag(cmd, g)
@@ -96,31 +96,18 @@ func stateDir(ios *IO) string {
 	return userdirs.StateDir(userdirs.Env{GOOS: runtime.GOOS, Home: ios.Home, Getenv: os.Getenv})
 }
 
-func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string) error {
-	if err := validSource(ios, opts.Source); err != nil {
-		return err
-	}
-	for _, a := range args {
-		if ingest.IsArchivePath(a) {
-			// SPEC.md §7.2: an archive is read, never rewritten.
-			return usagef("%s is an archive: migrate (and --relayout) rewrite files in place and never change an archive; read it with validate, export or report, or extract it first", a)
+// runMigrate is migrate's run: the upgrade, or with --undo the undo of a
+// run.
+func runMigrate(ctx context.Context, opts *migrateOptions, ios *IO) error {
+	if opts.Undo != "" {
+		if len(opts.Paths) > 0 {
+			return usagef("--undo takes no PATH arguments")
 		}
+		return runUndo(ctx, opts, ios)
 	}
-	// With no PATH, the stores of the agents migrate has always covered
-	// (pi, Atomic, Prime, wherever variables moved them); the derivatives'
-	// stores are not upgraded in place (SPEC.md §2.3a).
-	rts, err := selectRoots(ios, rootSelection{args: args, skip: []string{opts.BackupDir}, source: opts.Source,
-		kinds: []string{ingest.SourcePi, ingest.SourceAtomic, ingest.SourcePrime}})
+	rts, err := migrateRoots(ios, opts)
 	if err != nil {
 		return err
-	}
-	if len(args) == 0 {
-		// SPEC.md §2.3a: with no PATH, in place means Atomic stores only.
-		var others []string
-		rts, others = atomicRoots(rts)
-		if len(others) > 0 && !opts.Quiet {
-			fmt.Fprintf(ios.ErrOut, "note: migrate without PATH upgrades Atomic stores only; %s read format 3 and would lose the creation time and fork link of a v4 session: bring their sessions into Atomic with 'sessions-etl import', or name a PATH to upgrade them in place\n", strings.Join(others, " and "))
-		}
 	}
 	upgradedBy := map[string]int{} // agent → files upgraded in place outside Atomic stores
 	state, runs := stateDir(ios), runsDir(ios, opts.BackupDir)
@@ -128,8 +115,8 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 	defer out.Flush()
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	bar := newProgress(ios, opts.globalOptions, "migrating").totalFrom(cmd.Context(), rts)
-	sum, err := migrate.Run(cmd.Context(), migrate.Options{
+	bar := newProgress(ios, opts.globalOptions, "migrating").totalFrom(ctx, rts)
+	sum, err := migrate.Run(ctx, migrate.Options{
 		Roots: rts, Workers: opts.Workers, DryRun: opts.DryRun, Backup: !opts.NoBackup, RunsDir: runs,
 		StateDir: state, LockWait: opts.LockWait, Repair: opts.Repair, KeepUnresolvedParent: opts.KeepUnresolvedParent,
 		Relayout: opts.Relayout, Now: ios.Now, Progress: bar.Add,
@@ -154,72 +141,116 @@ func runMigrate(cmd *cobra.Command, ios *IO, opts *migrateOptions, args []string
 		return err
 	}
 	if !opts.Quiet {
-		for _, a := range slices.Sorted(maps.Keys(upgradedBy)) {
-			verb := "upgraded"
-			if opts.DryRun {
-				verb = "would upgrade"
-			}
-			fmt.Fprintf(ios.ErrOut, "warning: %s %s in place that %s reads: it reads format 3, and loses their creation time and fork link ('sessions-etl import' copies them into Atomic instead)\n",
-				verb, plural(upgradedBy[a], a+" session", a+" sessions"), a)
-		}
+		warnUpgradedInPlace(ios, upgradedBy, opts.DryRun)
 	}
 	if opts.JSON {
 		if err := enc.Encode(map[string]any{"summary": sum}); err != nil {
 			return err
 		}
 	} else if !opts.Quiet {
-		verb := "Checked"
-		if sum.DryRun {
-			verb = "Dry run, nothing written: checked"
-		}
-		var parts []string
-		for _, k := range []string{migrate.ResultUpgraded, migrate.ResultMoved, migrate.ResultCurrent, migrate.ResultSkipped, migrate.ResultLocked, migrate.ResultFailed} {
-			if n := sum.ByResult[k]; n > 0 {
-				label := k
-				if sum.DryRun && k == migrate.ResultUpgraded {
-					label = "to upgrade"
-				} else if sum.DryRun && k == migrate.ResultMoved {
-					label = "to move"
-				}
-				parts = append(parts, fmt.Sprintf("%d %s", n, label))
-			}
-		}
-		if sum.NotMoved > 0 {
-			var why []string
-			for _, k := range notMovedOrder {
-				if n := sum.NotMovedByReason[k]; n > 0 {
-					why = append(why, fmt.Sprintf("%d %s", n, notMovedLabel[k]))
-				}
-			}
-			parts = append(parts, fmt.Sprintf("%d not moved (%s)", sum.NotMoved, strings.Join(why, ", ")))
-		}
-		fmt.Fprintf(out, "\n%s %s (%s) in %s", verb, plural(sum.Files, "file", "files"), humanBytes(sum.Bytes), humanDuration(sum.Elapsed))
-		if len(parts) > 0 {
-			fmt.Fprintf(out, ": %s", strings.Join(parts, ", "))
-		}
-		fmt.Fprintln(out, ".")
-		if sum.NotMoved > 0 {
-			fmt.Fprintf(out, "%s not moved (see above) %s where %s, intact: not an error.\n",
-				plural(sum.NotMoved, "file", "files"), pick(sum.NotMoved == 1, "stays", "stay"), pick(sum.NotMoved == 1, "it is", "they are"))
-		}
-		if sum.RunDir != "" {
-			fmt.Fprintf(out, "Journal and backups: %s\nUndo with: sessions-etl migrate --undo %s\n", sum.RunDir, sum.RunID)
-		}
-		if sum.TempsRemoved > 0 {
-			fmt.Fprintf(out, "Removed %d stale temporary files left by an interrupted run.\n", sum.TempsRemoved)
-		}
-		if sum.Failed > 0 {
-			what := "upgraded"
-			if opts.Relayout {
-				what = "upgraded or moved"
-			}
-			fmt.Fprintf(out, "%s could not be %s (see above).\n", plural(sum.Failed, "file", "files"), what)
-		}
+		printMigrateSummary(out, sum, opts.Relayout)
 	}
 	if sum.Failed > 0 {
 		return errFailed
 	}
 	return nil
+}
+
+// migrateRoots are the roots migrate rewrites files under: the PATHs
+// (never an archive), or with none the Atomic stores (saying on stderr
+// which agents' stores it leaves alone).
+func migrateRoots(ios *IO, opts *migrateOptions) ([]ingest.Root, error) {
+	args := opts.Paths
+	if err := validSource(ios, opts.Source); err != nil {
+		return nil, err
+	}
+	for _, a := range args {
+		if ingest.IsArchivePath(a) {
+			// SPEC.md §7.2: an archive is read, never rewritten.
+			return nil, usagef("%s is an archive: migrate (and --relayout) rewrite files in place and never change an archive; read it with validate, export or report, or extract it first", a)
+		}
+	}
+	// With no PATH, the stores of the agents migrate has always covered
+	// (pi, Atomic, Prime, wherever variables moved them); the derivatives'
+	// stores are not upgraded in place (SPEC.md §2.3a).
+	rts, err := selectRoots(ios, rootSelection{args: args, skip: []string{opts.BackupDir}, source: opts.Source,
+		kinds: []string{ingest.SourcePi, ingest.SourceAtomic, ingest.SourcePrime}})
+	if err != nil {
+		return nil, err
+	}
+	if len(args) == 0 {
+		// SPEC.md §2.3a: with no PATH, in place means Atomic stores only.
+		var others []string
+		rts, others = atomicRoots(rts)
+		if len(others) > 0 && !opts.Quiet {
+			fmt.Fprintf(ios.ErrOut, "note: migrate without PATH upgrades Atomic stores only; %s read format 3 and would lose the creation time and fork link of a v4 session: bring their sessions into Atomic with 'sessions-etl import', or name a PATH to upgrade them in place\n", strings.Join(others, " and "))
+		}
+	}
+	return rts, nil
+}
+
+// warnUpgradedInPlace warns, per agent, of the sessions upgraded in place
+// outside Atomic stores (SPEC.md §2.3a): their agent reads format 3.
+func warnUpgradedInPlace(ios *IO, upgradedBy map[string]int, dryRun bool) {
+	for _, a := range slices.Sorted(maps.Keys(upgradedBy)) {
+		verb := "upgraded"
+		if dryRun {
+			verb = "would upgrade"
+		}
+		fmt.Fprintf(ios.ErrOut, "warning: %s %s in place that %s reads: it reads format 3, and loses their creation time and fork link ('sessions-etl import' copies them into Atomic instead)\n",
+			verb, plural(upgradedBy[a], a+" session", a+" sessions"), a)
+	}
+}
+
+// printMigrateSummary writes the human summary of a migrate run.
+func printMigrateSummary(out *bufio.Writer, sum migrate.Summary, relayout bool) {
+	verb := "Checked"
+	if sum.DryRun {
+		verb = "Dry run, nothing written: checked"
+	}
+	var parts []string
+	for _, k := range []string{migrate.ResultUpgraded, migrate.ResultMoved, migrate.ResultCurrent, migrate.ResultSkipped, migrate.ResultLocked, migrate.ResultFailed} {
+		if n := sum.ByResult[k]; n > 0 {
+			label := k
+			if sum.DryRun && k == migrate.ResultUpgraded {
+				label = "to upgrade"
+			} else if sum.DryRun && k == migrate.ResultMoved {
+				label = "to move"
+			}
+			parts = append(parts, fmt.Sprintf("%d %s", n, label))
+		}
+	}
+	if sum.NotMoved > 0 {
+		var why []string
+		for _, k := range notMovedOrder {
+			if n := sum.NotMovedByReason[k]; n > 0 {
+				why = append(why, fmt.Sprintf("%d %s", n, notMovedLabel[k]))
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%d not moved (%s)", sum.NotMoved, strings.Join(why, ", ")))
+	}
+	fmt.Fprintf(out, "\n%s %s (%s) in %s", verb, plural(sum.Files, "file", "files"), humanBytes(sum.Bytes), humanDuration(sum.Elapsed))
+	if len(parts) > 0 {
+		fmt.Fprintf(out, ": %s", strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(out, ".")
+	if sum.NotMoved > 0 {
+		fmt.Fprintf(out, "%s not moved (see above) %s where %s, intact: not an error.\n",
+			plural(sum.NotMoved, "file", "files"), pick(sum.NotMoved == 1, "stays", "stay"), pick(sum.NotMoved == 1, "it is", "they are"))
+	}
+	if sum.RunDir != "" {
+		fmt.Fprintf(out, "Journal and backups: %s\nUndo with: sessions-etl migrate --undo %s\n", sum.RunDir, sum.RunID)
+	}
+	if sum.TempsRemoved > 0 {
+		fmt.Fprintf(out, "Removed %d stale temporary files left by an interrupted run.\n", sum.TempsRemoved)
+	}
+	if sum.Failed > 0 {
+		what := "upgraded"
+		if relayout {
+			what = "upgraded or moved"
+		}
+		fmt.Fprintf(out, "%s could not be %s (see above).\n", plural(sum.Failed, "file", "files"), what)
+	}
 }
 
 // atomicRoots keeps the Atomic stores of the default roots (SPEC.md
@@ -334,13 +365,13 @@ func printMigrateResult(w *bufio.Writer, r migrate.FileResult, dryRun, details b
 	printChanges(w, r.Repairs, r.Changes, r.Notes, details)
 }
 
-func runUndo(cmd *cobra.Command, ios *IO, opts *migrateOptions) error {
+func runUndo(ctx context.Context, opts *migrateOptions, ios *IO) error {
 	dir, err := fstx.ResolveRun(runsDir(ios, opts.BackupDir), opts.Undo)
 	if err != nil {
 		return usageError{err}
 	}
 	return printUndo(ios, opts.JSON, opts.Verbose, dir, func(emit func(fstx.UndoResult) error) error {
-		return fstx.Undo(cmd.Context(), dir, fstx.UndoOptions{StateDir: stateDir(ios), LockWait: opts.LockWait,
+		return fstx.Undo(ctx, dir, fstx.UndoOptions{StateDir: stateDir(ios), LockWait: opts.LockWait,
 			Ops: fstx.MigrateOps, DefaultRoots: undoDefaultRoots(ios)}, emit)
 	})
 }

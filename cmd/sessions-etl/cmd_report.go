@@ -2,8 +2,7 @@ package main
 
 import (
 	"bufio"
-	"crypto/sha256"
-	"encoding/hex"
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -11,10 +10,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/sessions-etl/sessions-etl/export"
 	"github.com/sessions-etl/sessions-etl/ingest"
-	"github.com/sessions-etl/sessions-etl/pricing"
 	"github.com/sessions-etl/sessions-etl/report"
 )
 
@@ -22,6 +21,8 @@ func init() { registerCommand(newReportCmd) }
 
 type reportOptions struct {
 	*globalOptions
+	Kind      report.Kind // the report (report's subcommand)
+	Paths     []string    // PATH arguments; none: the stores
 	DB        string
 	From      []string
 	NoRefresh bool
@@ -69,12 +70,7 @@ tool call id in the same file. Calls copied into forks are counted once.
 --json: {"tools": [{"toolName", "calls", "results", "errors", "errorRate", "outputBytes", "modelBreakdowns"}], "totals"}.`,
 }
 
-func newReportCmd(ios *IO, g *globalOptions) *cobra.Command {
-	opts := &reportOptions{globalOptions: g}
-	cmd := &cobra.Command{
-		Use:   "report daily|weekly|monthly|session|project|model|provider|tools|blocks [PATH...]",
-		Short: "Usage and cost reports: forks counted once, every billed kind, real prices",
-		Long: `report answers "what did my agents cost, per day, week, month, session, project,
+const reportLong = `report answers "what did my agents cost, per day, week, month, session, project,
 model, provider" and "which tools did they call".
 
 It needs no set-up: the session files (the default roots, or the PATHs given)
@@ -137,25 +133,48 @@ status, error codes, lines).
 
 Exit status: 0 when the report was printed, whatever the state of the
 files (1 with --strict when some files were not used or used only in part);
-1 when the report failed; 2 on usage errors.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return nil
-			}
-			msg := fmt.Sprintf("unknown report %q (want daily, weekly, monthly, session, project, model, provider or tools)", args[0])
-			if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
-				msg += "; did you mean " + strings.Join(sug, " or ") + "?"
-			}
-			return usagef("%s", msg)
-		},
+1 when the report failed; 2 on usage errors.`
+
+func newReportCmd(ios *IO, g *globalOptions, runF runFunc[reportOptions]) *cobra.Command {
+	opts := &reportOptions{globalOptions: g}
+	run := orDefault(runF, runReport)
+	cmd := &cobra.Command{
+		Use:   "report daily|weekly|monthly|session|project|model|provider|tools|blocks [PATH...]",
+		Short: "Usage and cost reports: forks counted once, every billed kind, real prices",
+		Long:  reportLong,
+		Args:  reportKindArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return usagef("report needs a kind: daily, weekly, monthly, session, project, model, provider or tools")
 		},
 	}
-	f := cmd.PersistentFlags()
+	addReportFlags(cmd.PersistentFlags(), opts)
+	for _, kind := range report.Kinds {
+		cmd.AddCommand(newReportKindCmd(ios, opts, kind, run))
+	}
+	for _, mk := range reportSubcommands {
+		cmd.AddCommand(mk(ios, opts))
+	}
+	return cmd
+}
+
+// reportKindArg refuses `report KIND` with a KIND that is not a
+// subcommand, suggesting the nearest.
+func reportKindArg(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown report %q (want daily, weekly, monthly, session, project, model, provider or tools)", args[0])
+	if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+		msg += "; did you mean " + strings.Join(sug, " or ") + "?"
+	}
+	return usagef("%s", msg)
+}
+
+// addReportFlags defines report's flags (persistent: every kind has them).
+func addReportFlags(f *pflag.FlagSet, opts *reportOptions) {
 	// report's --json is one document, not the JSON Lines of the global
 	// flag: the same option, described for report.
-	f.BoolVar(&g.JSON, "json", false, "one JSON document on stdout, in ccusage's shape (not JSON Lines)")
+	f.BoolVar(&opts.JSON, "json", false, "one JSON document on stdout, in ccusage's shape (not JSON Lines)")
 	f.StringVar(&opts.DB, "db", "", "DuckDB database to refresh and report from (default: one in the user's cache directory)")
 	f.BoolVar(&opts.NoRefresh, "no-refresh", false, "report on the database as it is, without reading the session files")
 	f.StringArrayVar(&opts.From, "from", nil, "answer from this partitioned Parquet root (export --partition-by; repeatable) instead of session files, each record counted once across machines (what is read is kept in the cache directory until a Parquet file of the roots changes)")
@@ -177,32 +196,28 @@ files (1 with --strict when some files were not used or used only in part);
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "after each problem line on stderr, name its first files (relative to the PATH or ~) with status, codes and lines")
 	f.StringVar(&opts.Pricing, "pricing", "", "price table file replacing the bundled one (JSON: source, retrieved, models with USD per million tokens)")
 	addBudgetFlags(f, &opts.budget, "budget-")
-	for _, k := range report.Kinds {
-		kind := k
-		cmd.AddCommand(&cobra.Command{
-			Use:   string(kind) + " [PATH...]",
-			Short: reportShort[kind],
-			Long: reportShort[kind] + ".\n\n" + reportJSONNote[kind] +
-				"\n\nSee 'sessions-etl report --help' for what is counted, time zones, costs and filters.",
-			RunE: func(cmd *cobra.Command, args []string) error {
-				configDefaults(cmd, ios, &opts.TZ, &opts.Cost, &opts.Pricing)
-				configBudgets(ios, &opts.budget.Budgets)
-				ro, err := reportRunOptions(ios, opts, kind, args)
-				if err != nil {
-					return err
-				}
-				return runReport(cmd, ios, opts, ro, args)
-			},
-		})
-	}
-	for _, mk := range reportSubcommands {
-		cmd.AddCommand(mk(ios, opts))
-	}
-	return cmd
 }
 
-// reportRunOptions checks the flags and turns them into report.Options.
-func reportRunOptions(ios *IO, opts *reportOptions, kind report.Kind, args []string) (report.Options, error) {
+// newReportKindCmd is `report KIND`: the flags of report, the config
+// file's defaults for those not given, then run.
+func newReportKindCmd(ios *IO, opts *reportOptions, kind report.Kind, run runFunc[reportOptions]) *cobra.Command {
+	return &cobra.Command{
+		Use:   string(kind) + " [PATH...]",
+		Short: reportShort[kind],
+		Long: reportShort[kind] + ".\n\n" + reportJSONNote[kind] +
+			"\n\nSee 'sessions-etl report --help' for what is counted, time zones, costs and filters.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Kind, opts.Paths = kind, args
+			configDefaults(cmd.Flags().Changed, ios, &opts.TZ, &opts.Cost, &opts.Pricing)
+			configBudgets(ios, &opts.budget.Budgets)
+			return run(cmd.Context(), opts, ios)
+		},
+	}
+}
+
+// reportRunOptions checks the flags and turns them into report.Options
+// for a report of kind over opts.Paths.
+func reportRunOptions(ios *IO, opts *reportOptions, kind report.Kind) (report.Options, error) {
 	ro := report.Options{Kind: kind, Workers: opts.Workers, NoRefresh: opts.NoRefresh, Source: opts.Source,
 		Project: opts.Project, Model: opts.Model}
 	n := 0
@@ -222,41 +237,8 @@ func reportRunOptions(ios *IO, opts *reportOptions, kind report.Kind, args []str
 	if ro.Zone, err = report.ResolveZone(opts.TZ); err != nil {
 		return ro, usageError{err}
 	}
-	loc := ro.Zone.Location
-	if loc == nil {
-		loc = time.UTC
-	}
-	now := time.Now()
-	if ios.Now != nil {
-		now = ios.Now()
-	}
-	if opts.Since != "" && opts.Last != "" {
-		return ro, usagef("--since and --last exclude each other")
-	}
-	if opts.Since != "" {
-		if ro.Since, err = report.ParseSince(opts.Since, now, loc); err != nil {
-			return ro, usagef("--since: %v", err)
-		}
-	}
-	if opts.Last != "" {
-		if ro.Since, err = report.ParseLast(opts.Last, kind, now, loc); err != nil {
-			return ro, usagef("--last: %v", err)
-		}
-	}
-	if opts.Until != "" {
-		if ro.Until, err = report.ParseDate(opts.Until); err != nil {
-			return ro, usagef("--until: %v", err)
-		}
-	}
-	if opts.Order != "" && opts.Order != "asc" && opts.Order != "desc" {
-		return ro, usagef("--order %q: want asc or desc", opts.Order)
-	}
-	ro.Order = opts.Order
-	if _, err := useColor(opts.Color, os.Getenv, false); err != nil {
+	if err := reportPeriod(ios, opts, &ro); err != nil {
 		return ro, err
-	}
-	if !ro.Since.IsZero() && !ro.Until.IsZero() && ro.Until.Before(ro.Since) {
-		return ro, usagef("--until %s is before --since %s", opts.Until, ro.Since.Format(time.DateOnly))
 	}
 	if err := validSource(ios, opts.Source); err != nil {
 		return ro, err
@@ -267,41 +249,94 @@ func reportRunOptions(ios *IO, opts *reportOptions, kind report.Kind, args []str
 		}
 	}
 	if opts.Pricing != "" {
-		t, err := pricing.Load(opts.Pricing)
-		if err != nil {
-			return ro, usageError{err}
+		// As `export --pricing` names it.
+		if ro.Prices, ro.PricingID, err = loadPricing(opts.Pricing); err != nil {
+			return ro, err
 		}
-		raw, err := os.ReadFile(opts.Pricing)
-		if err != nil {
-			return ro, usageError{err}
-		}
-		sum := sha256.Sum256(raw)
-		ro.Prices, ro.PricingID = t, "file:"+hex.EncodeToString(sum[:]) // as `export --pricing` names it
 	}
+	return ro, reportDatabase(ios, opts, &ro)
+}
+
+// reportPeriod sets ro's first and last days from --since, --last and
+// --until (in ro's zone, at ios.Now), and its order; it also checks
+// --order and --color.
+func reportPeriod(ios *IO, opts *reportOptions, ro *report.Options) error {
+	loc := ro.Zone.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	now := time.Now()
+	if ios.Now != nil {
+		now = ios.Now()
+	}
+	if opts.Since != "" && opts.Last != "" {
+		return usagef("--since and --last exclude each other")
+	}
+	var err error
+	if opts.Since != "" {
+		if ro.Since, err = report.ParseSince(opts.Since, now, loc); err != nil {
+			return usagef("--since: %v", err)
+		}
+	}
+	if opts.Last != "" {
+		if ro.Since, err = report.ParseLast(opts.Last, ro.Kind, now, loc); err != nil {
+			return usagef("--last: %v", err)
+		}
+	}
+	if opts.Until != "" {
+		if ro.Until, err = report.ParseDate(opts.Until); err != nil {
+			return usagef("--until: %v", err)
+		}
+	}
+	if opts.Order != "" && opts.Order != "asc" && opts.Order != "desc" {
+		return usagef("--order %q: want asc or desc", opts.Order)
+	}
+	ro.Order = opts.Order
+	if _, err := useColor(opts.Color, os.Getenv, false); err != nil {
+		return err
+	}
+	if !ro.Since.IsZero() && !ro.Until.IsZero() && ro.Until.Before(ro.Since) {
+		return usagef("--until %s is before --since %s", opts.Until, ro.Since.Format(time.DateOnly))
+	}
+	return nil
+}
+
+// reportDatabase sets where ro's answer comes from: the --from roots, or
+// the PATHs (or default roots) ingested into --db or the managed
+// database of those roots.
+func reportDatabase(ios *IO, opts *reportOptions, ro *report.Options) error {
+	args := opts.Paths
 	if len(opts.From) > 0 {
 		if len(args) > 0 || opts.DB != "" {
-			return ro, usagef("--from excludes PATH arguments and --db")
+			return usagef("--from excludes PATH arguments and --db")
 		}
 		ro.From, ro.DBPath = opts.From, opts.From[0]
-		return ro, nil
+		return nil
 	}
+	var err error
 	if ro.Roots, err = roots(ios, args); err != nil {
-		return ro, err
+		return err
 	}
 	ro.DBPath = opts.DB
 	if ro.DBPath == "" {
 		ro.Managed = true
 		if ro.DBPath, err = report.DBPath(ro.Roots, len(args) == 0); err != nil {
-			return ro, err
+			return err
 		}
 	}
-	return ro, nil
+	return nil
 }
 
-func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Options, args []string) error {
+// runReport is `report KIND`'s run: the report of opts.Kind on stdout,
+// then, on stderr, what the reader says about the files.
+func runReport(ctx context.Context, opts *reportOptions, ios *IO) error {
+	ro, err := reportRunOptions(ios, opts, opts.Kind)
+	if err != nil {
+		return err
+	}
 	pr := &phaseProgress{ios: ios, g: opts.globalOptions}
 	ro.Progress = pr.withTotal()
-	r, err := report.Run(cmd.Context(), ro)
+	r, err := report.Run(ctx, ro)
 	pr.done()
 	if err != nil {
 		return err
@@ -316,7 +351,25 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 		return err
 	}
 	errColor, _ := useColor(opts.Color, getenv, ios.ErrIsTerminal)
+	if err := writeReport(ios, opts, r, outColor); err != nil {
+		return err
+	}
+	if !opts.Quiet {
+		for _, n := range r.Notes {
+			fmt.Fprintf(ios.ErrOut, "note: %s\n", n)
+		}
+	}
+	reportFileNotes(ios, opts, ro, r, errColor)
+	if opts.Strict && (len(r.Files.Rejected) > 0 || len(r.Files.Salvaged) > 0) {
+		return errFailed
+	}
+	return nil
+}
+
+// writeReport writes r on stdout in the format opts ask for.
+func writeReport(ios *IO, opts *reportOptions, r *report.Report, color bool) error {
 	out := bufio.NewWriterSize(ios.Out, 64<<10)
+	var err error
 	switch {
 	case opts.JSON:
 		err = r.WriteJSON(out)
@@ -326,19 +379,19 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 		err = r.WriteText(out, report.Markdown, opts.Breakdown)
 	default:
 		err = r.WriteTable(out, report.TableOptions{Breakdown: opts.Breakdown, Models: true, Compact: opts.Compact,
-			Width: ios.OutWidth, Style: tableStyle(outColor)})
+			Width: ios.OutWidth, Style: tableStyle(color)})
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr
 	}
-	if err != nil {
-		return err
-	}
-	if !opts.Quiet {
-		for _, n := range r.Notes {
-			fmt.Fprintf(ios.ErrOut, "note: %s\n", n)
-		}
-	}
+	return err
+}
+
+// reportFileNotes writes on stderr what a report says after its answer:
+// the files it left out or used in part, what it read, which database
+// (PATH arguments), and where it looked when it found nothing.
+func reportFileNotes(ios *IO, opts *reportOptions, ro report.Options, r *report.Report, errColor bool) {
+	args := opts.Paths
 	// SPEC.md §7.6: a report is a reader. It exits 0 once it printed its
 	// answer and says on stderr, one line per kind of problem and under
 	// --quiet and --json too, what it left out or used in part.
@@ -377,10 +430,6 @@ func runReport(cmd *cobra.Command, ios *IO, opts *reportOptions, ro report.Optio
 		fmt.Fprintf(ios.ErrOut, "%s under the paths that could not be read kept the usage an earlier run read from them\n",
 			plural(sum.Kept, "file", "files"))
 	}
-	if opts.Strict && (len(r.Files.Rejected) > 0 || len(r.Files.Salvaged) > 0) {
-		return errFailed
-	}
-	return nil
 }
 
 // progOr is prog, or "sessions-etl" when unset.

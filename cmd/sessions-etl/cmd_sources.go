@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"text/tabwriter"
@@ -13,7 +14,8 @@ import (
 
 func init() { registerCommand(newSourcesCmd) }
 
-func newSourcesCmd(ios *IO, g *globalOptions) *cobra.Command {
+func newSourcesCmd(ios *IO, g *globalOptions, runF runFunc[globalOptions]) *cobra.Command {
+	run := orDefault(runF, runSources)
 	return &cobra.Command{
 		Use:   "sources",
 		Short: "List every store the commands read with no PATH: label, root, what chose it, files found",
@@ -37,10 +39,7 @@ variable, config, exists, state (present, missing, unreadable), files, bytes.`,
   sessions-etl sources --json | jq -r 'select(.exists) | .root'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if ios.Home == "" {
-				return usagef("no home directory to find the stores")
-			}
-			return runSources(cmd, ios, g)
+			return run(cmd.Context(), g, ios)
 		},
 	}
 }
@@ -60,25 +59,14 @@ type sourceRow struct {
 	Bytes      int64  `json:"bytes"`
 }
 
-func runSources(cmd *cobra.Command, ios *IO, g *globalOptions) error {
-	var rows []sourceRow
-	for _, s := range stores(ios) {
-		st := s.State()
-		row := sourceRow{Label: s.Label, Kind: s.Kind, Root: s.Root, Flat: s.Flat, SelectedBy: s.SelectedBy,
-			Variable: s.Variable, Config: s.Config, Exists: st == ingest.RootPresent, State: st.String()}
-		rts := ingest.StoreRoots([]ingest.Store{s})
-		for i := range rts {
-			rts[i].Skip = []string{stateDir(ios)}
-		}
-		err := ingest.Discover(cmd.Context(), rts, func(f ingest.File) error {
-			row.Files++
-			row.Bytes += f.Size
-			return nil
-		}, nil)
-		if err != nil {
-			return err
-		}
-		rows = append(rows, row)
+// runSources is sources' run: it takes the global options only.
+func runSources(ctx context.Context, g *globalOptions, ios *IO) error {
+	if ios.Home == "" {
+		return usagef("no home directory to find the stores")
+	}
+	rows, err := sourceRows(ctx, ios)
+	if err != nil {
+		return err
 	}
 	out := bufio.NewWriter(ios.Out)
 	defer out.Flush()
@@ -92,6 +80,35 @@ func runSources(cmd *cobra.Command, ios *IO, g *globalOptions) error {
 		}
 		return nil
 	}
+	return printSources(out, ios, rows)
+}
+
+// sourceRows is one row per store, with the session files found under it.
+func sourceRows(ctx context.Context, ios *IO) ([]sourceRow, error) {
+	var rows []sourceRow
+	for _, s := range stores(ios) {
+		st := s.State()
+		row := sourceRow{Label: s.Label, Kind: s.Kind, Root: s.Root, Flat: s.Flat, SelectedBy: s.SelectedBy,
+			Variable: s.Variable, Config: s.Config, Exists: st == ingest.RootPresent, State: st.String()}
+		rts := ingest.StoreRoots([]ingest.Store{s})
+		for i := range rts {
+			rts[i].Skip = []string{stateDir(ios)}
+		}
+		err := ingest.Discover(ctx, rts, func(f ingest.File) error {
+			row.Files++
+			row.Bytes += f.Size
+			return nil
+		}, nil)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// printSources writes the rows as an aligned table.
+func printSources(out *bufio.Writer, ios *IO, rows []sourceRow) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "label\tselected by\texists\tfiles\tsize\troot")
 	for _, r := range rows {

@@ -41,12 +41,7 @@ type hookInput struct {
 // status bar).
 const stdinWait = 250 * time.Millisecond
 
-func newStatuslineCmd(ios *IO, g *globalOptions) *cobra.Command {
-	opts := &statuslineOptions{reportOptions: reportOptions{globalOptions: g}}
-	cmd := &cobra.Command{
-		Use:   "statusline [PATH...]",
-		Short: "One short line for an agent's status bar: today's cost, the active block, burn rate",
-		Long: `statusline prints exactly one line for an agent's status bar:
+const statuslineLong = `statusline prints exactly one line for an agent's status bar:
 
   session $0.42 · today $12.34 · block $5.67, 2h13m left · $3.21/h · 12k tok/min
 
@@ -64,13 +59,21 @@ database shows the agent's own cost, marked "(agent)".
 It answers from the report's warm database (the one 'report' keeps for the
 same PATHs or the default roots): unchanged files are not read again. It never
 prints more than one line: on any error it prints a short marker
-("sessions-etl: ⚠ …") and exits 0, so the status bar never breaks.`,
+("sessions-etl: ⚠ …") and exits 0, so the status bar never breaks.`
+
+func newStatuslineCmd(ios *IO, g *globalOptions, runF runFunc[statuslineOptions]) *cobra.Command {
+	opts := &statuslineOptions{reportOptions: reportOptions{globalOptions: g}}
+	run := orDefault(runF, runStatusline)
+	cmd := &cobra.Command{
+		Use:   "statusline [PATH...]",
+		Short: "One short line for an agent's status bar: today's cost, the active block, burn rate",
+		Long:  statuslineLong,
 		Example: `  sessions-etl statusline
   sessions-etl statusline --tz Europe/Paris --no-stdin
   sessions-etl statusline --transcript ~/.pi/agent/sessions/--home-me-app--/2026-03-01T09-00-00-000Z_0199.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintln(ios.Out, statusLine(cmd.Context(), ios, opts, args))
-			return nil
+			opts.Paths = args
+			return run(cmd.Context(), opts, ios)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -87,6 +90,13 @@ prints more than one line: on any error it prints a short marker
 	return cmd
 }
 
+// runStatusline is statusline's run: one line on stdout, whatever
+// happens (never an error).
+func runStatusline(ctx context.Context, opts *statuslineOptions, ios *IO) error {
+	fmt.Fprintln(ios.Out, statusLine(ctx, ios, opts))
+	return nil
+}
+
 // statusMarker is the one-line answer to an error.
 func statusMarker(err error) string {
 	msg := err.Error()
@@ -97,7 +107,7 @@ func statusMarker(err error) string {
 }
 
 // statusLine computes the line; every error becomes the marker.
-func statusLine(ctx context.Context, ios *IO, opts *statuslineOptions, args []string) (line string) {
+func statusLine(ctx context.Context, ios *IO, opts *statuslineOptions) (line string) {
 	defer func() {
 		if p := recover(); p != nil {
 			line = statusMarker(fmt.Errorf("%v", p))
@@ -118,7 +128,7 @@ func statusLine(ctx context.Context, ios *IO, opts *statuslineOptions, args []st
 			}
 		}
 	}
-	ro, err := reportRunOptions(ios, &opts.reportOptions, report.Daily, args)
+	ro, err := reportRunOptions(ios, &opts.reportOptions, report.Daily)
 	if err != nil {
 		return statusMarker(err)
 	}

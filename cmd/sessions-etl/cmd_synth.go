@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,12 +25,7 @@ type synthOptions struct {
 	Machines  int
 }
 
-func newSynthCmd(ios *IO, g *globalOptions) *cobra.Command {
-	opts := &synthOptions{globalOptions: g}
-	cmd := &cobra.Command{
-		Use:   "synth --out DIR [--sessions N] [--seed S] [--size BYTES] [--profile NAME] [--subagents]",
-		Short: "Generate a realistic, deterministic sample home of pi / Atomic / Prime sessions",
-		Long: `synth writes a sample home (DIR/.pi, DIR/.atomic, DIR/.prime) of session files in
+const synthLong = `synth writes a sample home (DIR/.pi, DIR/.atomic, DIR/.prime) of session files in
 every format version, with forks, branches, compactions, large tool results, a few
 damaged files, and DIR/manifest.json giving each file's expected verdict and the
 expected usage totals. The same --seed and options give byte-identical output.
@@ -52,65 +48,18 @@ Without it the home is byte-identical to one generated before the option existed
                  branched sessions, some 5 MB image lines
   content-heavy  6x the bytes per session in few turns: huge tool outputs
   many-tiny      sessions of 1-8 KB, no images
-  fork-heavy     forks are 40% of the files, many forks of forks`,
-		Args: cobra.NoArgs,
+  fork-heavy     forks are 40% of the files, many forks of forks`
+
+func newSynthCmd(ios *IO, g *globalOptions, runF runFunc[synthOptions]) *cobra.Command {
+	opts := &synthOptions{globalOptions: g}
+	run := orDefault(runF, runSynth)
+	cmd := &cobra.Command{
+		Use:   "synth --out DIR [--sessions N] [--seed S] [--size BYTES] [--profile NAME] [--subagents]",
+		Short: "Generate a realistic, deterministic sample home of pi / Atomic / Prime sessions",
+		Long:  synthLong,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Out == "" {
-				return usagef("--out DIR is required")
-			}
-			size, err := parseSize(opts.Size)
-			if err != nil {
-				return usageError{err}
-			}
-			profile, err := synth.ParseProfile(opts.Profile)
-			if err != nil {
-				return usageError{err}
-			}
-			if opts.Machines > 0 {
-				if opts.Sessions < 1 {
-					return usagef("--sessions must be at least 1")
-				}
-				if ents, err := os.ReadDir(opts.Out); err == nil && len(ents) > 0 {
-					return usagef("--out %s is not empty: choose a new or empty directory", opts.Out)
-				}
-				tm, err := synth.GenerateTeam(cmd.Context(), synth.Options{Out: opts.Out, Sessions: opts.Sessions, Seed: opts.Seed, Size: size, Workers: opts.Workers,
-					Subagents: opts.Subagents, Profile: profile}, opts.Machines)
-				if err != nil {
-					return err
-				}
-				if !opts.Quiet {
-					fmt.Fprintf(ios.Out, "Wrote %d machine homes (%s, %s in one home, spread with synced copies) to %s; the union's counted usage: %s\n",
-						len(tm.Machines), plural(len(tm.Home.Files), "JSONL file", "JSONL files"), humanBytes(tm.Home.Bytes), opts.Out,
-						filepath.Join(opts.Out, synth.TeamManifestFile))
-				}
-				return nil
-			}
-			// The same home asked for again: keep it (generation is deterministic).
-			if m, err := synth.LoadManifest(filepath.Join(opts.Out, "manifest.json")); err == nil &&
-				m.Seed == opts.Seed && m.Sessions == opts.Sessions && m.Size == size && m.Subagents == opts.Subagents && m.Profile == profile {
-				if !opts.Quiet {
-					fmt.Fprintf(ios.Out, "%s already holds this home (%s, %s); nothing to do\n", opts.Out, plural(len(m.Files), "JSONL file", "JSONL files"), humanBytes(m.Bytes))
-				}
-				return nil
-			}
-			if opts.Sessions < 1 {
-				return usagef("--sessions must be at least 1")
-			}
-			if ents, err := os.ReadDir(opts.Out); err == nil && len(ents) > 0 {
-				return usagef("--out %s is not empty and holds no home generated with these options: choose a new or empty directory", opts.Out)
-			}
-			m, err := synth.Generate(cmd.Context(), synth.Options{Out: opts.Out, Sessions: opts.Sessions, Seed: opts.Seed, Size: size, Workers: opts.Workers,
-				Subagents: opts.Subagents, Profile: profile})
-			if err != nil {
-				return err
-			}
-			if !opts.Quiet {
-				// --sessions is a target (a fork planned on a v1 session is
-				// dropped): say what was written.
-				fmt.Fprintf(ios.Out, "Wrote %s (%s) to %s (--sessions %d is a target: forks, copies, damaged files and one non-session JSONL file count toward it, and forks of v1 sessions are dropped); expected verdicts and usage: %s\n",
-					plural(len(m.Files), "JSONL file", "JSONL files"), humanBytes(m.Bytes), opts.Out, opts.Sessions, filepath.Join(opts.Out, "manifest.json"))
-			}
-			return nil
+			return run(cmd.Context(), opts, ios)
 		},
 	}
 	f := cmd.Flags()
@@ -122,6 +71,72 @@ Without it the home is byte-identical to one generated before the option existed
 	f.IntVar(&opts.Machines, "machines", 0, "write N machine homes (OUT/machine-01, …) that overlap as a team's do: one home's files dealt to the machines, about one in four also synced to a second; OUT/team.json gives the union's counted usage")
 	f.StringVar(&opts.Profile, "profile", "default", "shape of the home: default, usage-dense, content-heavy, many-tiny or fork-heavy")
 	return cmd
+}
+
+// runSynth is synth's run: a home (or with --machines a team of them)
+// written to opts.Out, unless it already holds the same home.
+func runSynth(ctx context.Context, opts *synthOptions, ios *IO) error {
+	if opts.Out == "" {
+		return usagef("--out DIR is required")
+	}
+	size, err := parseSize(opts.Size)
+	if err != nil {
+		return usageError{err}
+	}
+	profile, err := synth.ParseProfile(opts.Profile)
+	if err != nil {
+		return usageError{err}
+	}
+	so := synth.Options{Out: opts.Out, Sessions: opts.Sessions, Seed: opts.Seed, Size: size, Workers: opts.Workers,
+		Subagents: opts.Subagents, Profile: profile}
+	if opts.Machines > 0 {
+		return runSynthTeam(ctx, opts, so, ios)
+	}
+	// The same home asked for again: keep it (generation is deterministic).
+	if m, err := synth.LoadManifest(filepath.Join(opts.Out, "manifest.json")); err == nil &&
+		m.Seed == opts.Seed && m.Sessions == opts.Sessions && m.Size == size && m.Subagents == opts.Subagents && m.Profile == profile {
+		if !opts.Quiet {
+			fmt.Fprintf(ios.Out, "%s already holds this home (%s, %s); nothing to do\n", opts.Out, plural(len(m.Files), "JSONL file", "JSONL files"), humanBytes(m.Bytes))
+		}
+		return nil
+	}
+	if opts.Sessions < 1 {
+		return usagef("--sessions must be at least 1")
+	}
+	if ents, err := os.ReadDir(opts.Out); err == nil && len(ents) > 0 {
+		return usagef("--out %s is not empty and holds no home generated with these options: choose a new or empty directory", opts.Out)
+	}
+	m, err := synth.Generate(ctx, so)
+	if err != nil {
+		return err
+	}
+	if !opts.Quiet {
+		// --sessions is a target (a fork planned on a v1 session is
+		// dropped): say what was written.
+		fmt.Fprintf(ios.Out, "Wrote %s (%s) to %s (--sessions %d is a target: forks, copies, damaged files and one non-session JSONL file count toward it, and forks of v1 sessions are dropped); expected verdicts and usage: %s\n",
+			plural(len(m.Files), "JSONL file", "JSONL files"), humanBytes(m.Bytes), opts.Out, opts.Sessions, filepath.Join(opts.Out, "manifest.json"))
+	}
+	return nil
+}
+
+// runSynthTeam writes opts.Machines machine homes into an empty opts.Out.
+func runSynthTeam(ctx context.Context, opts *synthOptions, so synth.Options, ios *IO) error {
+	if opts.Sessions < 1 {
+		return usagef("--sessions must be at least 1")
+	}
+	if ents, err := os.ReadDir(opts.Out); err == nil && len(ents) > 0 {
+		return usagef("--out %s is not empty: choose a new or empty directory", opts.Out)
+	}
+	tm, err := synth.GenerateTeam(ctx, so, opts.Machines)
+	if err != nil {
+		return err
+	}
+	if !opts.Quiet {
+		fmt.Fprintf(ios.Out, "Wrote %d machine homes (%s, %s in one home, spread with synced copies) to %s; the union's counted usage: %s\n",
+			len(tm.Machines), plural(len(tm.Home.Files), "JSONL file", "JSONL files"), humanBytes(tm.Home.Bytes), opts.Out,
+			filepath.Join(opts.Out, synth.TeamManifestFile))
+	}
+	return nil
 }
 
 // parseSize reads "1073741824", "200MB", "1GB", "1GiB" (decimal and binary units).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -18,11 +19,13 @@ func init() { registerCommand(newValidateCmd) }
 
 type validateOptions struct {
 	*globalOptions
+	Paths       []string // PATH arguments; none: the stores
 	MaxProblems int
 }
 
-func newValidateCmd(ios *IO, g *globalOptions) *cobra.Command {
+func newValidateCmd(ios *IO, g *globalOptions, runF runFunc[validateOptions]) *cobra.Command {
 	opts := &validateOptions{globalOptions: g}
+	run := orDefault(runF, runValidate)
 	cmd := &cobra.Command{
 		Use:   "validate [PATH...]",
 		Short: "Give every session file a verdict: would the agent load it, and if not, why and where",
@@ -33,7 +36,8 @@ explain it (file, line, stable code). Files are only read, never written.
 
 Exit status: 0 when no file has an error, 1 when some do, 2 on usage errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runValidate(cmd, ios, opts, args)
+			opts.Paths = args
+			return run(cmd.Context(), opts, ios)
 		},
 	}
 	addSourceFlag(cmd, g)
@@ -57,11 +61,27 @@ type jsonFileVerdict struct {
 	Issues        []ingest.Issue `json:"issues"`
 }
 
-func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []string) error {
+// problem is an error or warning validate lists, with the file it is in.
+type problem struct {
+	path string
+	is   ingest.Issue
+}
+
+// String is "PATH[:LINE]: SEVERITY CODE: MESSAGE".
+func (p problem) String() string {
+	loc := p.path
+	if p.is.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", p.path, p.is.Line)
+	}
+	return fmt.Sprintf("%s: %s %s: %s", loc, p.is.Severity, p.is.Code, p.is.Message)
+}
+
+// runValidate is validate's run.
+func runValidate(ctx context.Context, opts *validateOptions, ios *IO) error {
 	if err := validSource(ios, opts.Source); err != nil {
 		return err
 	}
-	rts, err := selectRoots(ios, rootSelection{args: args, source: opts.Source})
+	rts, err := selectRoots(ios, rootSelection{args: opts.Paths, source: opts.Source})
 	if err != nil {
 		return err
 	}
@@ -69,28 +89,14 @@ func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []stri
 	defer out.Flush()
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	bar := newProgress(ios, opts.globalOptions, "validating").totalFrom(cmd.Context(), rts)
-	type problem struct {
-		path string
-		is   ingest.Issue
-	}
+	bar := newProgress(ios, opts.globalOptions, "validating").totalFrom(ctx, rts)
 	var problems []problem
 	moreProblems := 0
 
-	sum, err := validate.Run(cmd.Context(), validate.Options{Roots: rts, Workers: opts.Workers, Progress: bar.Add},
+	sum, err := validate.Run(ctx, validate.Options{Roots: rts, Workers: opts.Workers, Progress: bar.Add},
 		func(fr validate.FileResult) error {
 			if opts.JSON {
-				v := jsonFileVerdict{Path: fr.File.Path, PathBytes: pathBytes(fr.File.Path), Source: fr.File.Source, Status: string(fr.Status),
-					EarlyV4: fr.EarlyV4, SessionID: fr.Header.ID, Entries: fr.Entries, SizeBytes: fr.File.Size, Issues: fr.Issues,
-					Archived: fr.File.Kind.Archived, Compression: fr.File.Kind.Compression}
-				if fr.FormatVersion > 0 {
-					fv := fr.FormatVersion
-					v.FormatVersion = &fv
-				}
-				if v.Issues == nil {
-					v.Issues = []ingest.Issue{}
-				}
-				return enc.Encode(v)
+				return enc.Encode(fileVerdict(fr))
 			}
 			for _, is := range fr.Issues {
 				if is.Severity == ingest.SeverityNote {
@@ -108,62 +114,83 @@ func runValidate(cmd *cobra.Command, ios *IO, opts *validateOptions, args []stri
 	if err != nil {
 		return err
 	}
-	if opts.JSON {
+	switch {
+	case opts.JSON:
 		if err := enc.Encode(map[string]any{"summary": sum}); err != nil {
 			return err
 		}
-	} else if opts.Quiet {
+	case opts.Quiet:
 		// --quiet: the problems only, one per line.
 		for _, p := range problems {
-			loc := p.path
-			if p.is.Line > 0 {
-				loc = fmt.Sprintf("%s:%d", p.path, p.is.Line)
-			}
-			fmt.Fprintf(out, "%s: %s %s: %s\n", loc, p.is.Severity, p.is.Code, p.is.Message)
+			fmt.Fprintln(out, p)
 		}
-	} else {
+	default:
 		printValidateSummary(out, sum)
-		if len(problems) > 0 {
-			// Every error and warning, those beyond a file's listing cap
-			// (issues_truncated) included.
-			if total := max(sum.Errors+sum.Warnings, len(problems)+moreProblems); total > len(problems) {
-				fmt.Fprintf(out, "\nProblems (first %d of %d):\n", len(problems), total)
-			} else {
-				fmt.Fprintf(out, "\nProblems:\n")
-			}
-			for _, p := range problems {
-				loc := p.path
-				if p.is.Line > 0 {
-					loc = fmt.Sprintf("%s:%d", p.path, p.is.Line)
-				}
-				fmt.Fprintf(out, "  %s: %s %s: %s\n", loc, p.is.Severity, p.is.Code, p.is.Message)
-			}
-		}
-		skipped := sum.ByStatus[validate.StatusSkipped]
-		switch {
-		case sum.Files-skipped == 0:
-			fmt.Fprintf(out, "\nNo session files found (looked in: %s).\n", lookedIn(ios, args, opts.Source))
-		case sum.Failed > 0:
-			verb := "have errors: the agent will not load them"
-			if sum.Failed == 1 {
-				verb = "has errors: the agent will not load it"
-			}
-			fmt.Fprintf(out, "\n%d of %s %s. Run with --json for every issue.\n", sum.Failed, plural(sum.Files, "file", "files"), verb)
-		default:
-			msg := fmt.Sprintf("All %d files are loadable", sum.Files-skipped)
-			if sum.Files-skipped == 1 {
-				msg = "The file is loadable"
-			}
-			if skipped > 0 {
-				msg += fmt.Sprintf(" (%d skipped)", skipped)
-			}
-			fmt.Fprintf(out, "\n%s.\n", msg)
-		}
+		printProblems(out, sum, problems, moreProblems)
+		printValidateVerdict(out, sum, lookedIn(ios, opts.Paths, opts.Source))
 	}
 	if sum.Failed > 0 {
 		return errFailed
 	}
 	return nil
+}
+
+// fileVerdict is the line of `validate --json` for fr.
+func fileVerdict(fr validate.FileResult) jsonFileVerdict {
+	v := jsonFileVerdict{Path: fr.File.Path, PathBytes: pathBytes(fr.File.Path), Source: fr.File.Source, Status: string(fr.Status),
+		EarlyV4: fr.EarlyV4, SessionID: fr.Header.ID, Entries: fr.Entries, SizeBytes: fr.File.Size, Issues: fr.Issues,
+		Archived: fr.File.Kind.Archived, Compression: fr.File.Kind.Compression}
+	if fr.FormatVersion > 0 {
+		fv := fr.FormatVersion
+		v.FormatVersion = &fv
+	}
+	if v.Issues == nil {
+		v.Issues = []ingest.Issue{}
+	}
+	return v
+}
+
+// printProblems lists the first problems, under a heading that gives
+// their total when some were left out: every error and warning, those
+// beyond a file's listing cap (issues_truncated) included.
+func printProblems(out *bufio.Writer, sum validate.Summary, problems []problem, more int) {
+	if len(problems) == 0 {
+		return
+	}
+	if total := max(sum.Errors+sum.Warnings, len(problems)+more); total > len(problems) {
+		fmt.Fprintf(out, "\nProblems (first %d of %d):\n", len(problems), total)
+	} else {
+		fmt.Fprintf(out, "\nProblems:\n")
+	}
+	for _, p := range problems {
+		fmt.Fprintf(out, "  %s\n", p)
+	}
+}
+
+// printValidateVerdict is the last line of the human output: no files
+// found (and where validate looked), how many have errors, or that all
+// are loadable.
+func printValidateVerdict(out *bufio.Writer, sum validate.Summary, lookedIn string) {
+	skipped := sum.ByStatus[validate.StatusSkipped]
+	switch {
+	case sum.Files-skipped == 0:
+		fmt.Fprintf(out, "\nNo session files found (looked in: %s).\n", lookedIn)
+	case sum.Failed > 0:
+		verb := "have errors: the agent will not load them"
+		if sum.Failed == 1 {
+			verb = "has errors: the agent will not load it"
+		}
+		fmt.Fprintf(out, "\n%d of %s %s. Run with --json for every issue.\n", sum.Failed, plural(sum.Files, "file", "files"), verb)
+	default:
+		msg := fmt.Sprintf("All %d files are loadable", sum.Files-skipped)
+		if sum.Files-skipped == 1 {
+			msg = "The file is loadable"
+		}
+		if skipped > 0 {
+			msg += fmt.Sprintf(" (%d skipped)", skipped)
+		}
+		fmt.Fprintf(out, "\n%s.\n", msg)
+	}
 }
 
 func printValidateSummary(w *bufio.Writer, sum validate.Summary) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -216,7 +217,8 @@ func versionText() string {
 		v.Version, commit, date, v.GoVersion, v.Platform, v.Prices.Source, v.Prices.Retrieved, v.Prices.License)
 }
 
-func newVersionCmd(ios *IO, g *globalOptions) *cobra.Command {
+func newVersionCmd(ios *IO, g *globalOptions, runF runFunc[globalOptions]) *cobra.Command {
+	run := orDefault(runF, runVersion)
 	return &cobra.Command{
 		Use:   "version",
 		Short: "The version, commit and build date of this binary, and the date of its price table",
@@ -226,9 +228,14 @@ and retrieval date of the bundled price table (the prices --cost calculate and
 auto use). --json prints the same as one JSON object.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return writeVersion(ios.Out, g.JSON)
+			return run(cmd.Context(), g, ios)
 		},
 	}
+}
+
+// runVersion is version's run.
+func runVersion(_ context.Context, g *globalOptions, ios *IO) error {
+	return writeVersion(ios.Out, g.JSON)
 }
 
 func writeVersion(w io.Writer, asJSON bool) error {

@@ -107,3 +107,19 @@ func problemDetail(files []report.ProblemFile, show func(string) string) []strin
 	}
 	return out
 }
+
+// quoteArgs quotes each argument for a POSIX shell when it needs it, so
+// that a command printed for the user can be pasted back.
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./,:+=@%~", r))
+		}) < 0 {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return out
+}

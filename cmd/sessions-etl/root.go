@@ -149,7 +149,7 @@ func runWith(ctx context.Context, ios *IO, args []string) int {
 	if len(args) > 0 && args[0] == "statusline" {
 		// The status bar runs this every few seconds: build only its
 		// command (the tree of every command costs milliseconds).
-		root = newRootCmdOf(ios, &started, newStatuslineCmd)
+		root = newRootCmdOf(ios, &started, withRun(newStatuslineCmd))
 	}
 	root.SetArgs(args)
 	root.SetIn(ios.In)
@@ -231,8 +231,29 @@ Exit codes: 0 success, 1 some files failed or were rejected, 2 usage error, 130 
 // its file.
 var commandMakers []func(*IO, *globalOptions) *cobra.Command
 
-func registerCommand(mk func(*IO, *globalOptions) *cobra.Command) {
-	commandMakers = append(commandMakers, mk)
+// runFunc is a command's work (cli/cli's Options + runF shape): it takes
+// the options the flags and arguments filled in, and the IO, never the
+// cobra command, so a test can run any command without cobra. Each
+// newXCmd takes one: nil runs the command's own, and a test passes its
+// own to see what the flags filled in without running anything.
+type runFunc[O any] func(ctx context.Context, opts *O, ios *IO) error
+
+// orDefault is runF, or run when runF is nil.
+func orDefault[O any](runF, run runFunc[O]) runFunc[O] {
+	if runF != nil {
+		return runF
+	}
+	return run
+}
+
+// registerCommand adds a subcommand's constructor, built with its own run.
+func registerCommand[O any](mk func(*IO, *globalOptions, runFunc[O]) *cobra.Command) {
+	commandMakers = append(commandMakers, withRun(mk))
+}
+
+// withRun is mk with the command's own run.
+func withRun[O any](mk func(*IO, *globalOptions, runFunc[O]) *cobra.Command) func(*IO, *globalOptions) *cobra.Command {
+	return func(ios *IO, g *globalOptions) *cobra.Command { return mk(ios, g, nil) }
 }
 
 // roots returns the roots for the PATH arguments, or the default roots.
@@ -348,10 +369,10 @@ func storeChooser(s ingest.Store) string {
 	return fmt.Sprintf("%s=%s %s", s.Variable, s.Value, what)
 }
 
-// configDefaults gives the flags tz, cost and pricing of cmd that were
-// not on the command line the configuration file's defaults (nil: a flag
-// the command does not have).
-func configDefaults(cmd *cobra.Command, ios *IO, tz, cost, pricing *string) {
+// configDefaults gives the flags tz, cost and pricing that were not on the
+// command line (changed is false for them: cmd.Flags().Changed) the
+// configuration file's defaults (nil: a flag the command does not have).
+func configDefaults(changed func(flag string) bool, ios *IO, tz, cost, pricing *string) {
 	if ios.Config == nil {
 		return
 	}
@@ -361,7 +382,7 @@ func configDefaults(cmd *cobra.Command, ios *IO, tz, cost, pricing *string) {
 		dst  *string
 		val  string
 	}{{"tz", tz, d.TZ}, {"cost", cost, d.Cost}, {"pricing", pricing, d.Pricing}} {
-		if f.dst != nil && f.val != "" && !cmd.Flags().Changed(f.name) {
+		if f.dst != nil && f.val != "" && !changed(f.name) {
 			*f.dst = f.val
 		}
 	}

@@ -64,6 +64,16 @@ func printUndo(ios *IO, asJSON, verbose bool, dir string, undo func(emit func(fs
 		}
 		return nil
 	}
+	printUndoSummary(out, dir, counts, dirs, problems, backups)
+	if problems > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+// printUndoSummary is the last lines of undo's text output: the files by
+// result, and where the originals of those not restored stay.
+func printUndoSummary(out *bufio.Writer, dir string, counts map[string]int, dirs, problems, backups int) {
 	var parts []string
 	for _, k := range []string{fstx.UndoRestored, fstx.UndoRemoved, fstx.UndoAlready, fstx.UndoChanged, fstx.UndoFailed} {
 		if n := counts[k]; n > 0 {
@@ -88,9 +98,7 @@ func printUndo(ios *IO, asJSON, verbose bool, dir string, undo func(emit func(fs
 			fmt.Fprintf(out, "; the originals of %d of them stay in %s/backup/", backups, dir)
 		}
 		fmt.Fprintln(out, ".")
-		return errFailed
 	}
-	return nil
 }
 
 // plural spells "1 file" / "2 files".

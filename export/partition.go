@@ -305,7 +305,7 @@ func qualified(orderBy string) string {
 // publish's memory limit (a 270 MB home's 220 MB of content_blocks text
 // failed at 256 and 384 MB; BENCHMARKS.md, issue 15). A bigger table is
 // written by several COPYs over consecutive file id ranges, each sorted,
-// into part files of their own (part-<k>-<i>.parquet) in the same
+// into part files of their own (part-<id>-<k>00000<i>.parquet) in the same
 // partition directories.
 var publishPartBytes int64 = 48 << 20 // a variable for the tests
 
@@ -397,6 +397,12 @@ func publishMachine(ctx context.Context, root, flat, machine, by string, opts Op
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
+	// DuckDB buffers up to 512 Ki rows of each open partition before it
+	// writes them: a machine's usage by day (334 days of 27 000 rows)
+	// ran out of the 256 MB limit (BENCHMARKS.md, issue 15).
+	if _, err := db.ExecContext(ctx, "SET partitioned_write_flush_threshold = 10000"); err != nil {
+		return err
+	}
 	for _, t := range Tables {
 		if publishFault != nil {
 			if err := publishFault(t.Name); err != nil {
@@ -441,15 +447,25 @@ func publishMachine(ctx context.Context, root, flat, machine, by string, opts Op
 				}
 				if k > 0 {
 					// The later parts go into the same directories,
-					// under names of their own.
+					// under names of their own with the same export id:
+					// part-<id>-<k>00000<i>.parquet (DuckDB's {i} has no
+					// leading zeros, so no two (k, i) give one name).
 					if key != "" {
-						opts = strings.Replace(opts, "'part-{i}'", fmt.Sprintf("'part-%d-{i}', OVERWRITE_OR_IGNORE", k), 1)
+						opts = plainOpts + fmt.Sprintf(", PARTITION_BY (%s), FILENAME_PATTERN 'part-%s-%d00000{i}', OVERWRITE_OR_IGNORE", by, id, k)
 					} else {
-						to = filepath.Join(filepath.Dir(target), fmt.Sprintf("part-%d.parquet", k))
+						to = filepath.Join(filepath.Dir(target), fmt.Sprintf("part-%s-%d.parquet", id, k))
 					}
 				}
 			}
-			q := fmt.Sprintf("COPY (SELECT %s FROM %s%s ORDER BY %s) TO '%s' (%s)", sel, from, where, qualified(t.OrderBy),
+			order := qualified(t.OrderBy)
+			if key != "" {
+				// Partition by partition (each still in the table's
+				// order): DuckDB's partitioned writer then holds one
+				// partition's rows at a time, not a buffer for each
+				// of a machine's hundreds of days.
+				order = by + ", " + order
+			}
+			q := fmt.Sprintf("COPY (SELECT %s FROM %s%s ORDER BY %s) TO '%s' (%s)", sel, from, where, order,
 				strings.ReplaceAll(to, "'", "''"), opts)
 			if _, err := db.ExecContext(ctx, q); err != nil {
 				return fmt.Errorf("parquet %s: %w", filepath.Join(root, t.Name, "machine="+machine), err)

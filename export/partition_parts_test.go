@@ -73,6 +73,33 @@ func TestSharedRootPublishParts(t *testing.T) {
 					}
 				}
 			}
+			// Every part file carries the export's one id, and
+			// OpenRoots (which checks them) reads the root.
+			ids := map[string]bool{}
+			for _, tb := range Tables {
+				files, _ := filepath.Glob(filepath.Join(parts, tb.Name, "machine=a", "*.parquet"))
+				more, _ := filepath.Glob(filepath.Join(parts, tb.Name, "machine=a", "*", "*.parquet"))
+				for _, f := range append(files, more...) {
+					id, ok := ExportIDOf(filepath.Base(f))
+					if !ok || id == "" {
+						t.Errorf("%s: no export id in the name", f)
+					}
+					ids[id] = true
+				}
+			}
+			if len(ids) != 1 {
+				t.Errorf("export ids %v; want one", ids)
+			}
+			rdb, err := OpenRoots(t.Context(), []string{parts}, "")
+			if err != nil {
+				t.Fatalf("OpenRoots: %v", err)
+			}
+			var counted int64
+			queryOne(t, rdb, "SELECT count(*) FROM usage WHERE counted", &counted)
+			rdb.Close()
+			if counted != 5+(1+2+3+4+5) {
+				t.Errorf("OpenRoots: %d counted records; want %d", counted, 5+15)
+			}
 			var n, in int64
 			queryOne(t, db, "SELECT count(*), sum(input) "+rowsOf(parts, "usage"), &n, &in)
 			if n != 5+(1+2+3+4+5) || in != wantIn {

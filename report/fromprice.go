@@ -106,11 +106,14 @@ FROM usage WHERE provider <> '' AND model <> ''`)
 	if err != nil {
 		return err
 	}
+	// A new table rather than an UPDATE of five columns of every row
+	// (twice the time); the columns keep their order.
 	for _, q := range []string{
-		`UPDATE usage SET calculated_cost_input = NULL, calculated_cost_output = NULL, calculated_cost_cache_read = NULL,
-  calculated_cost_cache_write = NULL, calculated_cost_total = NULL`,
-		`UPDATE usage SET calculated_cost_input = p.ci, calculated_cost_output = p.co, calculated_cost_cache_read = p.ccr,
-  calculated_cost_cache_write = p.ccw, calculated_cost_total = p.ct FROM ` + tmp + ` p WHERE usage.rowid = p.rid`,
+		`CREATE TABLE _usage_priced AS SELECT u.* REPLACE (p.ci AS calculated_cost_input, p.co AS calculated_cost_output,
+  p.ccr AS calculated_cost_cache_read, p.ccw AS calculated_cost_cache_write, p.ct AS calculated_cost_total)
+FROM usage u LEFT JOIN ` + tmp + ` p ON p.rid = u.rowid`,
+		"DROP TABLE usage",
+		"ALTER TABLE _usage_priced RENAME TO usage",
 		"DROP TABLE " + tmp,
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {

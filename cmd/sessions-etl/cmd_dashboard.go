@@ -56,7 +56,7 @@ func newDashboardCmd(ios *IO, g *globalOptions, runF runFunc[dashboardOptions]) 
 	f.StringVar(&opts.Since, "since", "", "first day, inclusive, in --tz (YYYY-MM-DD or YYYYMMDD)")
 	f.StringVar(&opts.Until, "until", "", "last day, inclusive, in --tz (YYYY-MM-DD or YYYYMMDD)")
 	addReaderFlags(f, &opts.reportOptions)
-	f.StringArrayVar(&opts.From, "from", nil, "answer from this partitioned Parquet root (export --partition-by; repeatable) instead of session files, each record counted once across machines")
+	f.StringArrayVar(&opts.From, "from", nil, "answer from this partitioned Parquet root (export --partition-by; repeatable) instead of session files, each record counted once across machines (what is read is kept in the cache directory until a Parquet file of the roots changes)")
 	completeValues(cmd)
 	return cmd
 }

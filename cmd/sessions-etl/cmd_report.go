@@ -177,7 +177,7 @@ func addReportFlags(f *pflag.FlagSet, opts *reportOptions) {
 	f.BoolVar(&opts.JSON, "json", false, "one JSON document on stdout, in ccusage's shape (not JSON Lines)")
 	f.StringVar(&opts.DB, "db", "", "DuckDB database to refresh and report from (default: one in the user's cache directory)")
 	f.BoolVar(&opts.NoRefresh, "no-refresh", false, "report on the database as it is, without reading the session files")
-	f.StringArrayVar(&opts.From, "from", nil, "answer from this partitioned Parquet root (export --partition-by; repeatable) instead of session files, each record counted once across machines")
+	f.StringArrayVar(&opts.From, "from", nil, "answer from this partitioned Parquet root (export --partition-by; repeatable) instead of session files, each record counted once across machines (what is read is kept in the cache directory until a Parquet file of the roots changes)")
 	f.StringVar(&opts.Since, "since", "", "first day, inclusive, in --tz (YYYY-MM-DD, YYYYMMDD, or 7d, 2w, 3m ago)")
 	f.StringVar(&opts.Last, "last", "", "the last N days, weeks or months up to today (7d, 2w, 3m; a bare N counts the report's periods)")
 	f.StringVar(&opts.Order, "order", "", "asc or desc: rows by time (time reports, sessions; default asc) or by cost (others; default desc)")

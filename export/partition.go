@@ -155,8 +155,8 @@ func TeamViewsSQL() string {
 }
 
 // countedColumns is the column list of views.sql's counted_usage: every
-// usage column of team_usage_once o, those a roll-up's rest row read in
-// part changes taken from rollup_rest r (matched) instead.
+// usage column of all_usage u, those a roll-up's rest row read in part
+// changes taken from rest r (matched) instead.
 func countedColumns() string {
 	rest := map[string]string{
 		"recorded_cost_input": "rci", "recorded_cost_output": "rco", "recorded_cost_cache_read": "rcr",
@@ -175,7 +175,7 @@ func countedColumns() string {
 		var e string
 		switch {
 		case c.Name == "cost_source":
-			e = "CASE WHEN r.machine IS NULL THEN o.cost_source ELSE r.cost_src END"
+			e = "CASE WHEN r.machine IS NULL THEN u.cost_source ELSE r.cost_src END"
 		case c.Name == "counted":
 			e = "true" // every row of counted_usage is
 		case c.Name == "rollup_covered":
@@ -185,9 +185,9 @@ func countedColumns() string {
 			if !strings.HasPrefix(v, "CASE") {
 				v = "r." + v
 			}
-			e = "CASE WHEN r.machine IS NULL THEN o." + c.Name + " ELSE " + v + " END"
+			e = "CASE WHEN r.machine IS NULL THEN u." + c.Name + " ELSE " + v + " END"
 		default:
-			e = "o." + c.Name
+			e = "u." + c.Name
 		}
 		cols = append(cols, e+" AS "+c.Name)
 	}

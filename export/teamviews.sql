@@ -34,7 +34,10 @@
 -- children read that have no part (never below 0; costed as --cost auto;
 -- not counted when nothing is left). So a child read on one machine is
 -- never counted again through its parent's roll-up on another. A roll-up
--- may name up to 1000 children here. Days are UTC.
+-- may name up to 1000 children here. Days are UTC. The functions used
+-- (split_part, regexp_extract, chr, greatest, first_value) have these
+-- names and meanings in DuckDB, Spark SQL and Trino; only DuckDB runs this
+-- file in the tests.
 
 CREATE OR REPLACE VIEW all_usage AS
 SELECT * FROM read_parquet('usage/**/*.parquet', hive_partitioning = true); -- LOCATION
@@ -42,77 +45,99 @@ SELECT * FROM read_parquet('usage/**/*.parquet', hive_partitioning = true); -- L
 CREATE OR REPLACE VIEW all_sessions AS
 SELECT * FROM read_parquet('sessions/**/*.parquet', hive_partitioning = true); -- LOCATION
 
--- Each session file's name (the last element of its path, / or \).
-CREATE OR REPLACE VIEW team_session_names AS
-SELECT nullif(regexp_extract(replace(path, chr(92), '/'), '[^/]+$', 0), '') AS base, min(session_id) AS session_id
-FROM all_sessions
-GROUP BY nullif(regexp_extract(replace(path, chr(92), '/'), '[^/]+$', 0), '');
-
--- Sessions, a parent named by path resolved across every machine: the
--- session at that path, else one whose file has the same name, else the id
--- in a <ts>_<id>.jsonl name.
-CREATE OR REPLACE VIEW team_sessions AS
-SELECT s.machine, s.file_id, s.session_id, s.path, s.created_at, s.project,
-       CASE WHEN s.parent_session_path IS NULL OR s.parent_resolved_by = 'header' THEN s.parent_session_id
-            ELSE coalesce(p.session_id, n.session_id, nullif(regexp_extract(s.parent_base, '^[^_]*_(.+)[.]jsonl$', 1), ''))
-       END AS parent_session_id
-FROM (SELECT x.*, nullif(regexp_extract(replace(x.parent_session_path, chr(92), '/'), '[^/]+$', 0), '') AS parent_base
-      FROM all_sessions x) s
-LEFT JOIN (SELECT path, min(session_id) AS session_id FROM all_sessions GROUP BY path) p ON p.path = s.parent_session_path
-LEFT JOIN team_session_names n ON n.base = s.parent_base;
-
--- Each child a subagent roll-up names (the k-th line of rollup_child_id and
--- rollup_child_path), and the session read for it on any machine (child;
--- NULL when none is).
-CREATE OR REPLACE VIEW rollup_children AS
-SELECT r.machine, r.file_id, r.entry_index, r.k,
-       CASE WHEN r.rollup_link = 'tool_call' AND back.session_id IS NULL THEN NULL ELSE r.found END AS child
-FROM (
-  SELECT n.machine, n.file_id, n.entry_index, n.session_id, n.rollup_link, n.k,
-         nullif(coalesce(byid.session_id, bypath.session_id, byname.session_id, byidname.session_id), n.session_id) AS found
-  FROM (
-    SELECT c.*, nullif(regexp_extract(c.base, '^[^_]*_(.+)[.]jsonl$', 1), '') AS id_in_name
-    FROM (
-      SELECT u.machine, u.file_id, u.entry_index, u.session_id, u.rollup_link, d.k,
-             nullif(split_part(u.ids, chr(10), d.k), '') AS cid,
-             nullif(split_part(u.paths, chr(10), d.k), '') AS cpath,
-             nullif(regexp_extract(replace(split_part(u.paths, chr(10), d.k), chr(92), '/'), '[^/]+$', 0), '') AS base
-      FROM (
-        SELECT l.*, greatest(length(l.ids) - length(replace(l.ids, chr(10), '')),
-                             length(l.paths) - length(replace(l.paths, chr(10), ''))) + 1 AS lines
-        FROM (
-          SELECT machine, file_id, entry_index, session_id, rollup_link,
-                 coalesce(rollup_child_id, '') AS ids, coalesce(rollup_child_path, '') AS paths
-          FROM all_usage
-          WHERE rollup_part IS NULL AND (rollup_child_id IS NOT NULL OR rollup_child_path IS NOT NULL)
-        ) l
-      ) u
-      JOIN (SELECT a.d * 100 + b.d * 10 + c.d + 1 AS k
-            FROM (VALUES (0), (1), (2), (3), (4), (5), (6), (7), (8), (9)) AS a(d) CROSS JOIN (VALUES (0), (1), (2), (3), (4), (5), (6), (7), (8), (9)) AS b(d) CROSS JOIN (VALUES (0), (1), (2), (3), (4), (5), (6), (7), (8), (9)) AS c(d)) d
-        ON d.k <= u.lines
-    ) c
-  ) n
-  LEFT JOIN (SELECT DISTINCT session_id FROM all_sessions) byid ON byid.session_id = n.cid
-  LEFT JOIN (SELECT path, min(session_id) AS session_id FROM all_sessions GROUP BY path) bypath ON bypath.path = n.cpath
-  LEFT JOIN team_session_names byname ON byname.base = n.base
-  LEFT JOIN (SELECT DISTINCT session_id FROM all_sessions) byidname ON byidname.session_id = n.id_in_name
-) r
-LEFT JOIN (SELECT DISTINCT session_id, parent_session_id FROM team_sessions) back
-       ON back.session_id = r.found AND back.parent_session_id = r.session_id;
-
--- Billed records counted once across every machine of the root (the
--- usage columns, the session's project and created_at).
+-- Billed records counted once across every machine of the root: the
+-- usage table's columns (not the partition key: month, day or source),
+-- the session's project and created_at. A rest row of a roll-up read in
+-- part carries its reduced tokens and costs; its rollup_of_session_id
+-- names the children read on its own machine.
 CREATE OR REPLACE VIEW counted_usage AS
-WITH rc AS (
-  SELECT * FROM rollup_children
+WITH ss AS (
+  -- every machine's sessions, with their file's name and their parent's
+  -- (the last element of the path, / or \)
+  SELECT machine, file_id, session_id, path, created_at, project,
+         parent_session_id, parent_session_path, parent_resolved_by,
+         nullif(regexp_extract(replace(path, chr(92), '/'), '[^/]+$', 0), '') AS base,
+         nullif(regexp_extract(replace(parent_session_path, chr(92), '/'), '[^/]+$', 0), '') AS parent_base
+  FROM all_sessions
+), by_id AS (
+  SELECT DISTINCT session_id FROM ss
+), by_path AS (
+  SELECT path, min(session_id) AS session_id FROM ss GROUP BY path
+), by_name AS (
+  SELECT base, min(session_id) AS session_id FROM ss GROUP BY base
+), parents AS (
+  -- each session's parent, one named by path resolved across every
+  -- machine: the session at that path, else one whose file has the same
+  -- name, else the id in a <ts>_<id>.jsonl name
+  SELECT DISTINCT s.session_id,
+         CASE WHEN s.parent_session_path IS NULL OR s.parent_resolved_by = 'header' THEN s.parent_session_id
+              ELSE coalesce(p.session_id, n.session_id, nullif(regexp_extract(s.parent_base, '^[^_]*_(.+)[.]jsonl$', 1), ''))
+         END AS parent_session_id
+  FROM ss s
+  LEFT JOIN by_path p ON p.path = s.parent_session_path
+  LEFT JOIN by_name n ON n.base = s.parent_base
+), un AS (
+  -- every machine's usage: the columns counting needs
+  SELECT machine, file_id, entry_index, session_id, rollup_part, rollup_link, rollup_child_id, rollup_child_path,
+         rollup_covered, copy_key_a, copy_key_b, duplicate_of_session_id,
+         input, output, cache_read, cache_write, cache_write_1h, total_tokens,
+         recorded_cost_input, recorded_cost_output, recorded_cost_cache_read, recorded_cost_cache_write, recorded_cost_total,
+         calculated_cost_input, calculated_cost_output, calculated_cost_cache_read, calculated_cost_cache_write, calculated_cost_total
+  FROM all_usage
+), ru AS (
+  -- the rows of subagent roll-ups: the roll-up (naming its children), its
+  -- parts and its rest row
+  SELECT *
+  FROM un
+  WHERE rollup_part IS NOT NULL OR rollup_child_id IS NOT NULL OR rollup_child_path IS NOT NULL
+), named AS (
+  -- each child a roll-up names: the k-th line of rollup_child_id and
+  -- rollup_child_path (up to 1000 children a roll-up)
+  SELECT c.*, nullif(regexp_extract(c.cbase, '^[^_]*_(.+)[.]jsonl$', 1), '') AS id_in_name
+  FROM (
+    SELECT u.machine, u.file_id, u.entry_index, u.session_id, u.rollup_link, d.k,
+           nullif(split_part(u.ids, chr(10), d.k), '') AS cid,
+           nullif(split_part(u.paths, chr(10), d.k), '') AS cpath,
+           nullif(regexp_extract(replace(split_part(u.paths, chr(10), d.k), chr(92), '/'), '[^/]+$', 0), '') AS cbase
+    FROM (
+      SELECT l.*, greatest(length(l.ids) - length(replace(l.ids, chr(10), '')),
+                           length(l.paths) - length(replace(l.paths, chr(10), ''))) + 1 AS lines
+      FROM (
+        SELECT machine, file_id, entry_index, session_id, rollup_link,
+               coalesce(rollup_child_id, '') AS ids, coalesce(rollup_child_path, '') AS paths
+        FROM ru
+        WHERE rollup_part IS NULL
+      ) l
+    ) u
+    JOIN (SELECT a.d * 100 + b.d * 10 + c.d + 1 AS k
+          FROM (VALUES (0), (1), (2), (3), (4), (5), (6), (7), (8), (9)) AS a(d) CROSS JOIN (VALUES (0), (1), (2), (3), (4), (5), (6), (7), (8), (9)) AS b(d) CROSS JOIN (VALUES (0), (1), (2), (3), (4), (5), (6), (7), (8), (9)) AS c(d)) d
+      ON d.k <= u.lines
+  ) c
+), rc AS (
+  -- the session read for each child on any machine (child; NULL when none
+  -- is): by its id, else its path, else its file's name, else the id in
+  -- that name, not the roll-up's own session; a child named only by the
+  -- tool call only when its header points back at the roll-up's session
+  SELECT f.machine, f.file_id, f.entry_index, f.k,
+         CASE WHEN f.rollup_link = 'tool_call' AND back.session_id IS NULL THEN NULL ELSE f.found END AS child
+  FROM (
+    SELECT n.*, nullif(coalesce(i.session_id, p.session_id, b.session_id, j.session_id), n.session_id) AS found
+    FROM named n
+    LEFT JOIN by_id i ON i.session_id = n.cid
+    LEFT JOIN by_path p ON p.path = n.cpath
+    LEFT JOIN by_name b ON b.base = n.cbase
+    LEFT JOIN by_id j ON j.session_id = n.id_in_name
+  ) f
+  LEFT JOIN parents back ON back.session_id = f.found AND back.parent_session_id = f.session_id
 ), r AS (
   -- each roll-up: how many children it names, how many were read
   SELECT machine, file_id, entry_index, count(*) AS n, count(child) AS nfound
   FROM rc GROUP BY machine, file_id, entry_index
 ), o AS (
-  -- every record counted once across machines; a roll-up's rows covered
-  -- as in one home holding every machine's sessions (the rest row of a
-  -- roll-up read in part still whole: below)
+  -- every record counted once across machines (its key, and what the
+  -- rest rows below need); a roll-up's rows covered as in one home holding
+  -- every machine's sessions (the rest row of a roll-up read in part still
+  -- whole: below)
   SELECT *
   FROM (
     SELECT c.*,
@@ -120,14 +145,18 @@ WITH rc AS (
              PARTITION BY CASE WHEN c.copy_key_a IS NULL THEN 1 ELSE 0 END, coalesce(c.copy_key_a, c.copy_key_b)
              ORDER BY c.session_created_at NULLS LAST, c.machine) AS counted_on
     FROM (
-      SELECT u.*, s.project AS project, s.created_at AS session_created_at,
+      SELECT u.machine, u.file_id, u.entry_index, u.rollup_part, u.session_id, u.copy_key_a, u.copy_key_b,
+             u.duplicate_of_session_id, u.input, u.output, u.cache_read, u.cache_write, u.cache_write_1h, u.total_tokens,
+             u.recorded_cost_input, u.recorded_cost_output, u.recorded_cost_cache_read, u.recorded_cost_cache_write, u.recorded_cost_total,
+             u.calculated_cost_input, u.calculated_cost_output, u.calculated_cost_cache_read, u.calculated_cost_cache_write, u.calculated_cost_total,
+             s.project AS project, s.created_at AS session_created_at,
              CASE WHEN r.n IS NULL THEN u.rollup_covered
                   WHEN u.rollup_part IS NULL THEN r.nfound > 0
                   WHEN u.rollup_part = 0 THEN r.nfound = 0 OR r.nfound = r.n
                   ELSE p.child IS NOT NULL OR r.nfound = 0 END AS team_covered,
              r.n IS NOT NULL AND u.rollup_part = 0 AND r.nfound > 0 AND r.nfound < r.n AS team_partial
-      FROM all_usage u
-      LEFT JOIN all_sessions s ON s.machine = u.machine AND s.file_id = u.file_id
+      FROM un u
+      LEFT JOIN ss s ON s.machine = u.machine AND s.file_id = u.file_id
       LEFT JOIN r ON r.machine = u.machine AND r.file_id = u.file_id AND r.entry_index = u.entry_index
       LEFT JOIN rc p
              ON p.machine = u.machine AND p.file_id = u.file_id AND p.entry_index = u.entry_index AND p.k = u.rollup_part
@@ -143,7 +172,7 @@ WITH rc AS (
          coalesce(recorded_cost_cache_read, calculated_cost_cache_read, 0) AS rcr,
          coalesce(recorded_cost_cache_write, calculated_cost_cache_write, 0) AS rcw,
          coalesce(recorded_cost_total, calculated_cost_total, 0) AS rct
-  FROM all_usage
+  FROM ru
   WHERE rollup_part > 0
 ), unsplit AS (
   -- the children read of roll-ups read in part that have no part
@@ -179,7 +208,7 @@ WITH rc AS (
 ), v AS (
   -- the rest of each roll-up read in part: the roll-up less what stands
   -- for its children, each kind never below 0
-  SELECT w.machine, w.file_id, w.entry_index,
+  SELECT w.machine, w.file_id, w.entry_index, 0 AS rollup_part,
          w.input AS w_input, w.output AS w_output, w.cache_read AS w_cache_read, w.cache_write AS w_cache_write,
          w.calculated_cost_input AS w_cci, w.calculated_cost_output AS w_cco, w.calculated_cost_cache_read AS w_ccr,
          w.calculated_cost_cache_write AS w_ccw, w.calculated_cost_total AS w_cct,
@@ -194,7 +223,7 @@ WITH rc AS (
          greatest(0, round(w.recorded_cost_cache_read - coalesce(s.rcr, 0), 9)) AS rcr,
          greatest(0, round(w.recorded_cost_cache_write - coalesce(s.rcw, 0), 9)) AS rcw,
          greatest(0, round(w.recorded_cost_total - coalesce(s.rct, 0), 9)) AS rct
-  FROM all_usage w
+  FROM ru w
   JOIN r ON r.machine = w.machine AND r.file_id = w.file_id AND r.entry_index = w.entry_index AND r.nfound > 0 AND r.nfound < r.n
   LEFT JOIN stand s ON s.machine = w.machine AND s.file_id = w.file_id AND s.entry_index = w.entry_index
   WHERE w.rollup_part IS NULL
@@ -223,9 +252,11 @@ WITH rc AS (
 )
 SELECT {{COUNTED_COLUMNS}},
        o.project AS project, o.session_created_at AS session_created_at
-FROM o
-LEFT JOIN rest r
-       ON o.team_partial AND r.machine = o.machine AND r.file_id = o.file_id AND r.entry_index = o.entry_index
+FROM all_usage u
+JOIN o ON o.machine = u.machine AND o.file_id = u.file_id AND o.entry_index = u.entry_index
+      AND coalesce(o.rollup_part, -1) = coalesce(u.rollup_part, -1)
+LEFT JOIN rest r -- the rest rows of roll-ups read in part (o.team_partial)
+       ON r.machine = o.machine AND r.file_id = o.file_id AND r.entry_index = o.entry_index AND r.rollup_part = o.rollup_part
 WHERE r.machine IS NULL OR NOT r.nothing_left;
 
 -- Counted usage per UTC day.

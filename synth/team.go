@@ -40,7 +40,9 @@ const TeamManifestFile = "team.json"
 // land apart from their parents as often as not (a fork continued on
 // another machine, its parentSession path absent there), and its reset
 // archives and reused session ids (the same id with different entries)
-// likewise. The union's counted usage is the home's (Home.Usage).
+// likewise, and with opts.Subagents the subagent children (a child read
+// on another machine than its parent's roll-up, SPEC.md §7.3). The union's
+// counted usage is the home's (Home.Usage).
 func GenerateTeam(ctx context.Context, opts Options, machines int) (*TeamManifest, error) {
 	if machines < 1 {
 		return nil, fmt.Errorf("synth: machines must be at least 1, got %d", machines)

@@ -68,7 +68,7 @@ func newSynthCmd(ios *IO, g *globalOptions, runF runFunc[synthOptions]) *cobra.C
 	f.Uint64Var(&opts.Seed, "seed", 1, "random seed")
 	f.StringVar(&opts.Size, "size", "0", "target total size of the session files (0 = natural size)")
 	f.BoolVar(&opts.Subagents, "subagents", false, "add pi sessions that run subagents: each parent's tool result rolls up its child's spend, the child's own file points back, about a third of the child files left out, some parallel runs' children written in part (the manifest counts that spend once)")
-	f.IntVar(&opts.Machines, "machines", 0, "write N machine homes (OUT/machine-01, …) that overlap as a team's do: one home's files dealt to the machines, about one in four also synced to a second; OUT/team.json gives the union's counted usage")
+	f.IntVar(&opts.Machines, "machines", 0, "write N machine homes (OUT/machine-01, …) that overlap as a team's do: one home's files dealt to the machines, about one in four also synced to a second (forks and, with --subagents, subagent children land apart from their parents); OUT/team.json gives the union's counted usage")
 	f.StringVar(&opts.Profile, "profile", "default", "shape of the home: default, usage-dense, content-heavy, many-tiny or fork-heavy")
 	return cmd
 }

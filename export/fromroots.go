@@ -40,8 +40,9 @@ import (
 // its previous one, for the moment of the swaps or, after an export killed
 // between them, until its next export. OpenRoots reads every part file's
 // export id (ExportIDOf) before and after loading: when a machine's tables
-// carry different ids, or the ids changed during the load, it waits and
-// loads again (openRetries times, openRetryWait apart), then fails with
+// carry different ids, or the ids changed during the load (a file being
+// read may have been swapped away: a read error is retried then too), it
+// waits and loads again (openRetries times, openRetryWait apart), then fails with
 // ErrMixedExports naming the machine rather than answer from a mix. The
 // tables it loads (files, sessions, usage) are checked so; entries,
 // content_blocks and ingest_issues are views, read when queried.
@@ -62,20 +63,31 @@ func openRootsChecked(ctx context.Context, path string, roots []string, memoryLi
 		}
 		mixed := before.mixed()
 		if mixed == "" {
-			db, err := openRoots(ctx, path, roots, memoryLimit)
-			if err != nil {
-				return nil, err
+			if path != "" {
+				// A retry starts from an empty file.
+				os.Remove(path)
+				os.Remove(path + ".wal")
 			}
+			db, lerr := openRoots(ctx, path, roots, memoryLimit)
 			after, err := rootExports(roots)
 			if err != nil {
-				db.Close()
+				if db != nil {
+					db.Close()
+				}
 				return nil, err
 			}
 			if after.key() == before.key() {
-				return db, nil
+				return db, lerr
 			}
-			db.Close()
+			// A machine published while the roots were read (a file
+			// read may have been swapped away: lerr).
+			if db != nil {
+				db.Close()
+			}
 			mixed = "a machine published a new export while it was read"
+			if lerr != nil {
+				mixed += " (" + lerr.Error() + ")"
+			}
 		}
 		if attempt == openRetries {
 			return nil, fmt.Errorf("%w: %s", ErrMixedExports, mixed)
@@ -233,14 +245,15 @@ func openRoots(ctx context.Context, path string, roots []string, memoryLimit str
 	// which took 3.5 s and most of the memory limit for the usage of a
 	// 20-machine team of 279 files (0.9 s without; BENCHMARKS.md). No
 	// statement here or in the reports relies on the tables' row order.
-	db, err = OpenDB(dsn(path, map[string]string{"memory_limit": memoryLimit, "preserve_insertion_order": "false"}))
+	opened, err := OpenDB(dsn(path, map[string]string{"memory_limit": memoryLimit, "preserve_insertion_order": "false"}))
 	if err != nil {
 		return nil, err
 	}
+	db = opened
 	db.SetMaxOpenConns(1)
 	defer func() {
 		if err != nil {
-			db.Close()
+			opened.Close() // db is nil by now: the return set it
 			db = nil
 		}
 	}()

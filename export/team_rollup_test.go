@@ -214,3 +214,63 @@ func TestExportIDOf(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedRootReadDuringPublish: while machine a exports again and
+// again, alternating between two homes (different sessions, 3 and 5
+// records), OpenRoots loads the root over and over; every load it answers
+// is one of a's exports whole: its usage rows all belong to its sessions
+// rows (the same file, the same session id), 3 or 5 of them.
+func TestSharedRootReadDuringPublish(t *testing.T) {
+	retries, wait := openRetries, openRetryWait
+	openRetries, openRetryWait = 100, 20*time.Millisecond
+	t.Cleanup(func() { openRetries, openRetryWait = retries, wait })
+	root, work := t.TempDir(), t.TempDir()
+	homes := []string{machineHome(t, 1), machineHome(t, 3)}
+	if err := exportMachine(t, root, work, "a", PartitionMonth, homes[0], nil); err != nil {
+		t.Fatal(err)
+	}
+	rounds := 8
+	if testing.Short() {
+		rounds = 4
+	}
+	done := make(chan error, 1)
+	go func() {
+		for i := 1; i <= rounds; i++ {
+			if err := exportMachine(t, root, work, "a", PartitionMonth, homes[i%2], nil); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	loads := 0
+	seen := map[int64]bool{}
+	for running := true; running; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			running = false
+		default:
+		}
+		db, err := OpenRoots(t.Context(), []string{root}, "")
+		if err != nil {
+			t.Fatalf("load %d: %v", loads, err)
+		}
+		var n, orphans int64
+		queryOne(t, db, "SELECT count(*) FROM usage WHERE machine = 'a'", &n)
+		queryOne(t, db, `SELECT count(*) FROM usage u LEFT JOIN sessions s USING (file_id)
+			WHERE s.session_id IS DISTINCT FROM u.session_id`, &orphans)
+		db.Close()
+		if (n != 3 && n != 5) || orphans != 0 {
+			t.Fatalf("load %d: machine a has %d usage rows, %d not in its sessions; want 3 or 5 of one export, 0", loads, n, orphans)
+		}
+		seen[n] = true
+		loads++
+	}
+	t.Logf("%d loads during %d exports, saw %v", loads, rounds, seen)
+	if len(seen) < 2 {
+		t.Errorf("the loads saw only %v: none during a publish", seen)
+	}
+}

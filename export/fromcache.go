@@ -24,7 +24,7 @@ const fromFingerprintKey = "from_fingerprint"
 
 // OpenRootsCached is OpenRoots answered from a cache: the database
 // OpenRoots builds from the roots, kept in a DuckDB file under cacheDir
-// (from-<hash of the roots>.duckdb), opened read-only. The cache is used
+// (from-<hash of the roots and prep ID>.duckdb), opened read-only. It is used
 // while its fingerprint is the roots' one: every Parquet file of every
 // table (path, size, modification time, inode), the schema version and
 // the executable (its size and modification time: another build may count

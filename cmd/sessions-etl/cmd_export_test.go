@@ -304,6 +304,7 @@ func TestDashboardFrom(t *testing.T) {
 // call). By hand: bash 1 call, grep 1, read 1, each with its result; the
 // same as `report tools` over the union of the session files.
 func TestReportToolsFrom(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the --from cache
 	const (
 		p = "70000001-0000-4000-8000-000000000001"
 		q = "70000002-0000-4000-8000-000000000002"

@@ -64,9 +64,10 @@ func TestCases(t *testing.T) {
 		checked[e.Name()[:3]] = true
 		t.Run(e.Name(), func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "r.duckdb")
+			reports := reportsOn(t, db, []string{dir}, usageKinds, nil)
 			var first *Report
-			for _, k := range usageKinds {
-				r := runOnDB(t, k, db, []string{dir}, nil)
+			for i, k := range usageKinds {
+				r := reports[i]
 				tot := r.Totals
 				check := func(what string, want *int64, got int64) {
 					if want != nil && *want != got {

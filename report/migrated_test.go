@@ -30,7 +30,8 @@ func TestTotalsSurviveMigrateAndImport(t *testing.T) {
 	measure := func(paths ...string) totals {
 		t.Helper()
 		db := filepath.Join(t.TempDir(), "r.duckdb")
-		return totals{runOnDB(t, Daily, db, paths, nil).Totals, runOnDB(t, Tools, db, paths, nil).ToolTotals}
+		rs := reportsOn(t, db, paths, []Kind{Daily, Tools}, nil)
+		return totals{rs[0].Totals, rs[1].ToolTotals}
 	}
 	want := measure(home)
 	if want.usage.Records == 0 || want.tools.Calls == 0 {

@@ -65,9 +65,8 @@ func TestSubagentSynthHomes(t *testing.T) {
 // recorded costs only), the roll-ups not counted, and each run's row.
 func checkCounted(t *testing.T, label, home string, want synth.Tokens, micros, rollups int64, runs []synth.SubagentRun) {
 	t.Helper()
-	for _, s := range sinks {
-		out := t.TempDir()
-		runExport(t, s, out, []string{home}, nil)
+	for _, s := range exportSinks(t, []string{home}, nil) {
+		out := s.out
 		db := s.open(t, out)
 		var got synth.Tokens
 		var recorded float64

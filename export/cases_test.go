@@ -67,6 +67,7 @@ func TestCasesUsage(t *testing.T) {
 		}
 		checked++
 		t.Run(e.Name(), func(t *testing.T) {
+			t.Parallel() // the cases are independent: one's fsyncs overlap another's work
 			for _, s := range exportSinks(t, []string{dir}, nil) {
 				t.Run(s.name, func(t *testing.T) {
 					db := s.open(t, s.out)

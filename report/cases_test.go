@@ -63,6 +63,7 @@ func TestCases(t *testing.T) {
 		}
 		checked[e.Name()[:3]] = true
 		t.Run(e.Name(), func(t *testing.T) {
+			t.Parallel() // the cases are independent: one's fsyncs overlap another's work
 			db := filepath.Join(t.TempDir(), "r.duckdb")
 			reports := reportsOn(t, db, []string{dir}, usageKinds, nil)
 			var first *Report

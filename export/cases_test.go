@@ -54,6 +54,7 @@ func approx(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 // TestCasesUsage checks every "usage" expectation of the shared cases
 // against both sinks.
 func TestCasesUsage(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	ents, err := os.ReadDir(casesDir)
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +123,7 @@ func TestCasesUsage(t *testing.T) {
 // the copied assistant message is counted once, in the parent, also when
 // the parent file has moved and its parentSession path points nowhere.
 func TestC07ForkCountedOnce(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	src := filepath.Join(casesDir, "c07-early-v4-and-fork-counted-once", "home")
 	layouts := map[string]func(t *testing.T, home string){
 		"as is": func(*testing.T, string) {},

@@ -22,6 +22,7 @@ var subagentSeeds = flag.String("subagent-seeds", "", "comma-separated synth see
 // child (rollup_of_session_id); after the child files are removed and the
 // home exported again, the same spend is counted through the roll-ups.
 func TestSubagentSynthHomes(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	seeds := testkit.Seeds(t, "subagent-seeds", *subagentSeeds, 1)
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {

@@ -17,6 +17,7 @@ var teamSeed = flag.Uint64("team-seed", 15, "seed of the team synth of TestTeamS
 // run by DuckDB itself, in UTC and another zone, equal the manifest's
 // union (SPEC.md §4 across machines).
 func TestTeamSynthTotals(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	t.Logf("team synth seed %d (-team-seed)", *teamSeed)
 	out := filepath.Join(t.TempDir(), "team")
 	tm, err := synth.GenerateTeam(context.Background(), synth.Options{Out: out, Sessions: 120, Seed: *teamSeed, Workers: 2}, 4)

@@ -60,6 +60,7 @@ func checkToolForkCopies(t *testing.T, out string) (rows, copies int) {
 // row for row; also after incremental runs that change which file is the
 // oldest holder of copied entries (the original removed, then restored).
 func TestToolUsesForkCopyAsWindowQuery(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	ents, err := os.ReadDir(casesDir)
 	if err != nil {
 		t.Fatal(err)

@@ -50,6 +50,7 @@ var usageKinds = []Kind{Daily, Weekly, Monthly, Session, Project, Model, Provide
 // totals of each report are the case's exact totals, and every report
 // gives the same totals to the last bit.
 func TestCases(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	ents, err := os.ReadDir(casesDir)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // TestFilters: --source, --project and --model select records, in usage
 // and tools reports alike; a forked tool call is counted once.
 func TestFilters(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	db := filepath.Join(t.TempDir(), "r.duckdb")
 	cases := []struct {
 		name      string

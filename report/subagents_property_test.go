@@ -69,6 +69,7 @@ func checkTotals(t *testing.T, label, db, home string, want expectedModel) map[K
 //     spend onto its roll-up: tokens and cost unchanged, records down by the
 //     child's and up by one per roll-up — never lost, never doubled.
 func TestSubagentHomes(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	for _, seed := range seedsFromFlag(t) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			t.Logf("seed %d (rerun: go test ./report -run TestSubagentHomes -subagent-seeds %d)", seed, seed)

@@ -102,6 +102,7 @@ func fromSynth(t synth.Tokens) Tokens {
 // the manifest's fork-deduplicated totals (tokens exactly, cost within
 // 1e-9 relative), and so does each model of the model report.
 func TestSynthTotals(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	home, m := synthFixture(t)
 	var want expectedModel
 	wantModels := map[ModelKey]expectedModel{}
@@ -154,6 +155,7 @@ func TestSynthTotals(t *testing.T) {
 // TestSynthDaily: daily totals in UTC, America/Los_Angeles and Asia/Tokyo
 // equal the manifest's, day by day.
 func TestSynthDaily(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	home, m := synthFixture(t)
 	db := filepath.Join(t.TempDir(), "r.duckdb")
 	for _, zone := range synth.DailyZones {
@@ -186,6 +188,7 @@ func TestSynthDaily(t *testing.T) {
 // report as the SQL over the database's cost columns, in every cost mode:
 // same rows, tokens exactly, costs within 1e-12 relative.
 func TestSynthRepricedAgrees(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	home, _ := synthFixture(t)
 	db := filepath.Join(t.TempDir(), "r.duckdb")
 	type line struct {

@@ -14,7 +14,6 @@ import (
 // needs at once, the export spills or retries and completes with every
 // row, instead of failing "Out of Memory".
 func TestExportFinishesUnderTightMemoryLimit(t *testing.T) {
-	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	home := filepath.Join(t.TempDir(), "home")
 	if _, err := synth.Generate(context.Background(), synth.Options{Out: home, Sessions: 150, Seed: 3}); err != nil {
 		t.Fatal(err)
@@ -46,12 +45,11 @@ func TestExportFinishesUnderTightMemoryLimit(t *testing.T) {
 // was derive_fork_copies, inside the loading transaction). fork_copy_of
 // and counted are those of an export without a tight limit.
 func TestUsageDenseExportNeedsNoRetry(t *testing.T) {
-	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	sessions := usageDenseSessions
 	if testing.Short() {
 		// The inner loop: a home too small to need the fix, with the same
 		// assertions (one run, the same derived columns).
-		sessions = 100
+		sessions = 300
 	}
 	home := filepath.Join(t.TempDir(), "home")
 	if _, err := synth.Generate(context.Background(), synth.Options{Out: home, Sessions: sessions, Seed: 1, Profile: synth.ProfileUsageDense}); err != nil {

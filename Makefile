@@ -9,7 +9,7 @@ TEAM_SIZE ?= 4300MB
 TEAM_SESSIONS ?= 8600
 TEAM_PARTITION ?= month
 
-.PHONY: build test race fuzz lint bench bench-team bench-load ci clean portable cross cross-linux cross-windows cross-windows-check cross-windows-test cross-test snapshot
+.PHONY: build test test-short race fuzz lint bench bench-team bench-load ci clean portable cross cross-linux cross-windows cross-windows-check cross-windows-test cross-test snapshot
 
 # Version, commit and date stamped into the binary (sessions-etl --version;
 # GoReleaser sets the same variables from the tag in .goreleaser.yaml).
@@ -86,6 +86,13 @@ FORCE:
 # The README's test command: every test, with the race detector.
 test:
 	$(GO) test -race -count=1 -timeout 30m ./...
+
+# The inner loop: every test, with smaller inputs under testing.Short()
+# (fewer kills in the crash storms, smaller generated homes, fewer seeds,
+# one export or report batch where the full run makes several); no race
+# detector.
+test-short:
+	$(GO) test -short -count=1 -timeout 20m ./...
 
 # Short fuzz runs of the reader, the JSON scanner, the archive and
 # decompression readers, omp's title slot, the validator and the migrator (CI).

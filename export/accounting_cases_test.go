@@ -14,10 +14,9 @@ import (
 // in both sinks (SPEC.md §1.4, §4).
 func TestC30UsageEntries(t *testing.T) {
 	dir := filepath.Join(casesDir, "c30-usage-entries")
-	for _, s := range sinks {
+	for _, s := range exportSinks(t, []string{dir}, nil) {
 		t.Run(s.name, func(t *testing.T) {
-			out := t.TempDir()
-			runExport(t, s, out, []string{dir}, nil)
+			out := s.out
 			db := s.open(t, out)
 			got := queryStrings(t, db, `SELECT kind, sub_kind, count(*) FROM usage WHERE counted GROUP BY ALL ORDER BY ALL`)
 			want := []string{"assistant|∅|2", "model_usage|title|1", "usage_entry|cache_warm|2"}
@@ -55,10 +54,9 @@ func TestC30UsageEntries(t *testing.T) {
 // sinks; the tool_calls view counts them as results.
 func TestC21ToolResultFacts(t *testing.T) {
 	dir := filepath.Join(casesDir, "c21-empty-tool-result")
-	for _, s := range sinks {
+	for _, s := range exportSinks(t, []string{dir}, nil) {
 		t.Run(s.name, func(t *testing.T) {
-			out := t.TempDir()
-			runExport(t, s, out, []string{dir}, nil)
+			out := s.out
 			db := s.open(t, out)
 			got := queryStrings(t, db, `SELECT e.entry_id, e.tool_call_id, e.tool_name, e.is_error, count(b.block_index)
 				FROM entries e LEFT JOIN content_blocks b USING (file_id, entry_index)
@@ -105,12 +103,10 @@ func TestC27CacheWriteAndServedModel(t *testing.T) {
 		"27c00002": {"openrouter / anthropic/claude-haiku-4.5", "openrouter/auto", 0, 0.0035, 0.0035, "calculated"},
 		"27c00004": {"openrouter / openai/gpt-4o-mini", "openrouter/auto", 0, 0.00225, 0.0024, "recorded"},
 	}
-	for _, s := range sinks {
-		for _, mode := range []CostMode{CostCalculate, CostAuto} {
+	for _, mode := range []CostMode{CostCalculate, CostAuto} {
+		for _, s := range exportSinks(t, []string{dir}, func(o *Options) { o.CostMode = mode }) {
 			t.Run(s.name+"/"+string(mode), func(t *testing.T) {
-				out := t.TempDir()
-				runExport(t, s, out, []string{dir}, func(o *Options) { o.CostMode = mode })
-				db := s.open(t, out)
+				db := s.open(t, s.out)
 				rows, err := db.Query(`SELECT entry_id, provider || ' / ' || model, requested_model, cache_write_1h, cost_total, cost_source
 					FROM usage WHERE counted ORDER BY entry_id`)
 				if err != nil {

@@ -34,6 +34,7 @@ func (p *totalProgress) Grow(n int64) {
 // report in a terminal read 35 of 1992 members without a word). Every
 // member is read, and the bar's total is the members' bytes.
 func TestArchiveWithProgressTotal(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	var members [][2]string
 	var bytes int64
 	for i := range 300 {

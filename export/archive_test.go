@@ -55,6 +55,7 @@ func writeTarZst(t *testing.T, p string, members [][2]string) {
 // again; a member whose content changed (same size, same mtime) is, and
 // only it; a compressed file that changed is.
 func TestIncrementalArchivesAndCompressed(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	session := func(cwd string) string {
 		return `{"type":"session","version":3,"id":"s-` + cwd + `","timestamp":"2025-09-10T08:00:00.000Z","cwd":"/` + cwd + `"}` + "\n" +
 			`{"type":"message","id":"e1","parentId":null,"timestamp":"2025-09-10T08:00:01.000Z","message":{"role":"user","content":"hi"}}` + "\n"

@@ -3,6 +3,7 @@ package export
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -53,6 +54,7 @@ func approx(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 // TestCasesUsage checks every "usage" expectation of the shared cases
 // against both sinks.
 func TestCasesUsage(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	ents, err := os.ReadDir(casesDir)
 	if err != nil {
 		t.Fatal(err)
@@ -65,51 +67,52 @@ func TestCasesUsage(t *testing.T) {
 			continue
 		}
 		checked++
-		for _, s := range sinks {
-			t.Run(e.Name()+"/"+s.name, func(t *testing.T) {
-				out := t.TempDir()
-				runExport(t, s, out, []string{dir}, nil)
-				db := s.open(t, out)
-				var n, in, outTok, cr, cw int64
-				var cost sql.NullFloat64
-				queryOne(t, db, `SELECT count(*), coalesce(sum(input),0), coalesce(sum(output),0), coalesce(sum(cache_read),0),
+		t.Run(e.Name(), func(t *testing.T) {
+			t.Parallel() // the cases are independent: one's fsyncs overlap another's work
+			for _, s := range exportSinks(t, []string{dir}, nil) {
+				t.Run(s.name, func(t *testing.T) {
+					db := s.open(t, s.out)
+					var n, in, outTok, cr, cw int64
+					var cost sql.NullFloat64
+					queryOne(t, db, `SELECT count(*), coalesce(sum(input),0), coalesce(sum(output),0), coalesce(sum(cache_read),0),
 					coalesce(sum(cache_write),0), sum(cost_total) FROM usage WHERE counted`, &n, &in, &outTok, &cr, &cw, &cost)
-				check := func(what string, want *int64, got int64) {
-					if want != nil && *want != got {
-						t.Errorf("%s = %d, want %d", what, got, *want)
+					check := func(what string, want *int64, got int64) {
+						if want != nil && *want != got {
+							t.Errorf("%s = %d, want %d", what, got, *want)
+						}
 					}
-				}
-				check("counted records", exp.CountedRecords, n)
-				check("input", exp.Input, in)
-				check("output", exp.Output, outTok)
-				check("cache_read", exp.CacheRead, cr)
-				check("cache_write", exp.CacheWrite, cw)
-				if exp.CostTotal != nil && (!cost.Valid || !approx(cost.Float64, *exp.CostTotal)) {
-					t.Errorf("cost_total = %v, want %v", cost, *exp.CostTotal)
-				}
-				for kind, want := range exp.Kinds {
-					var got int64
-					queryOne(t, db, "SELECT count(*) FROM usage WHERE counted AND kind = '"+kind+"'", &got)
-					if got != want {
-						t.Errorf("counted %s records = %d, want %d", kind, got, want)
+					check("counted records", exp.CountedRecords, n)
+					check("input", exp.Input, in)
+					check("output", exp.Output, outTok)
+					check("cache_read", exp.CacheRead, cr)
+					check("cache_write", exp.CacheWrite, cw)
+					if exp.CostTotal != nil && (!cost.Valid || !approx(cost.Float64, *exp.CostTotal)) {
+						t.Errorf("cost_total = %v, want %v", cost, *exp.CostTotal)
 					}
-				}
-				if exp.SessionFlag == "torn" {
-					var torn bool
-					queryOne(t, db, "SELECT bool_and(torn) FROM sessions", &torn)
-					if !torn {
-						t.Error("session not flagged torn")
+					for kind, want := range exp.Kinds {
+						var got int64
+						queryOne(t, db, "SELECT count(*) FROM usage WHERE counted AND kind = '"+kind+"'", &got)
+						if got != want {
+							t.Errorf("counted %s records = %d, want %d", kind, got, want)
+						}
 					}
-				}
-				if strings.Contains(exp.CostSource, "never recorded") {
-					var recorded int
-					queryOne(t, db, "SELECT count(*) FROM usage WHERE cost_source = 'recorded'", &recorded)
-					if recorded != 0 {
-						t.Errorf("%d rows costed from a recorded cost, want none", recorded)
+					if exp.SessionFlag == "torn" {
+						var torn bool
+						queryOne(t, db, "SELECT bool_and(torn) FROM sessions", &torn)
+						if !torn {
+							t.Error("session not flagged torn")
+						}
 					}
-				}
-			})
-		}
+					if strings.Contains(exp.CostSource, "never recorded") {
+						var recorded int
+						queryOne(t, db, "SELECT count(*) FROM usage WHERE cost_source = 'recorded'", &recorded)
+						if recorded != 0 {
+							t.Errorf("%d rows costed from a recorded cost, want none", recorded)
+						}
+					}
+				})
+			}
+		})
 	}
 	if checked < 10 {
 		t.Fatalf("only %d cases have usage expectations; the cases directory moved?", checked)
@@ -120,6 +123,7 @@ func TestCasesUsage(t *testing.T) {
 // the copied assistant message is counted once, in the parent, also when
 // the parent file has moved and its parentSession path points nowhere.
 func TestC07ForkCountedOnce(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	src := filepath.Join(casesDir, "c07-early-v4-and-fork-counted-once", "home")
 	layouts := map[string]func(t *testing.T, home string){
 		"as is": func(*testing.T, string) {},
@@ -133,49 +137,49 @@ func TestC07ForkCountedOnce(t *testing.T) {
 		},
 	}
 	for name, layout := range layouts {
-		for _, s := range sinks {
-			t.Run(name+"/"+s.name, func(t *testing.T) {
-				home := copyTree(t, src)
-				layout(t, home)
-				out := t.TempDir()
-				runExport(t, s, out, []string{home}, nil)
-				db := s.open(t, out)
-				got := queryStrings(t, db, `SELECT session_id, entry_id, input, output, cache_read, cache_write, cost_total, counted,
+		t.Run(name, func(t *testing.T) {
+			home := copyTree(t, src)
+			layout(t, home)
+			for _, s := range exportSinks(t, []string{home}, nil) {
+				t.Run(s.name, func(t *testing.T) {
+					db := s.open(t, s.out)
+					got := queryStrings(t, db, `SELECT session_id, entry_id, input, output, cache_read, cache_write, cost_total, counted,
 					duplicate_of_session_id FROM usage ORDER BY session_id, entry_id`)
-				want := []string{
-					parentID + "|c0000002|1000|200|5000|300|0.02|true|∅",
-					forkID + "|c0000002|1000|200|5000|300|0.02|false|" + parentID,
-					forkID + "|c0000004|400|100|1000|0|0.004|true|∅",
-				}
-				if d := cmp.Diff(want, got); d != "" {
-					t.Errorf("usage rows (-want +got):\n%s", d)
-				}
-				var n, in, outTok, cr, cw int64
-				var cost float64
-				queryOne(t, db, `SELECT count(*), sum(input), sum(output), sum(cache_read), sum(cache_write), sum(cost_total)
+					want := []string{
+						parentID + "|c0000002|1000|200|5000|300|0.02|true|∅",
+						forkID + "|c0000002|1000|200|5000|300|0.02|false|" + parentID,
+						forkID + "|c0000004|400|100|1000|0|0.004|true|∅",
+					}
+					if d := cmp.Diff(want, got); d != "" {
+						t.Errorf("usage rows (-want +got):\n%s", d)
+					}
+					var n, in, outTok, cr, cw int64
+					var cost float64
+					queryOne(t, db, `SELECT count(*), sum(input), sum(output), sum(cache_read), sum(cache_write), sum(cost_total)
 					FROM usage WHERE counted`, &n, &in, &outTok, &cr, &cw, &cost)
-				if n != 2 || in != 1400 || outTok != 300 || cr != 6000 || cw != 300 || !approx(cost, 0.024) {
-					t.Errorf("counted totals %d records %d/%d/%d/%d $%v, want 2 records 1400/300/6000/300 $0.024", n, in, outTok, cr, cw, cost)
-				}
-				got = queryStrings(t, db, `SELECT session_id, entry_id, fork_copy_of FROM entries ORDER BY session_id, entry_index`)
-				want = []string{
-					parentID + "|c0000001|∅",
-					parentID + "|c0000002|∅",
-					forkID + "|c0000001|" + parentID,
-					forkID + "|c0000002|" + parentID,
-					forkID + "|c0000003|∅",
-					forkID + "|c0000004|∅",
-				}
-				if d := cmp.Diff(want, got); d != "" {
-					t.Errorf("entries.fork_copy_of (-want +got):\n%s", d)
-				}
-				var parent, how sql.NullString
-				queryOne(t, db, "SELECT parent_session_id, parent_resolved_by FROM sessions WHERE session_id = '"+forkID+"'", &parent, &how)
-				if parent.String != parentID {
-					t.Errorf("fork's parent_session_id = %v (%v), want %s", parent, how, parentID)
-				}
-			})
-		}
+					if n != 2 || in != 1400 || outTok != 300 || cr != 6000 || cw != 300 || !approx(cost, 0.024) {
+						t.Errorf("counted totals %d records %d/%d/%d/%d $%v, want 2 records 1400/300/6000/300 $0.024", n, in, outTok, cr, cw, cost)
+					}
+					got = queryStrings(t, db, `SELECT session_id, entry_id, fork_copy_of FROM entries ORDER BY session_id, entry_index`)
+					want = []string{
+						parentID + "|c0000001|∅",
+						parentID + "|c0000002|∅",
+						forkID + "|c0000001|" + parentID,
+						forkID + "|c0000002|" + parentID,
+						forkID + "|c0000003|∅",
+						forkID + "|c0000004|∅",
+					}
+					if d := cmp.Diff(want, got); d != "" {
+						t.Errorf("entries.fork_copy_of (-want +got):\n%s", d)
+					}
+					var parent, how sql.NullString
+					queryOne(t, db, "SELECT parent_session_id, parent_resolved_by FROM sessions WHERE session_id = '"+forkID+"'", &parent, &how)
+					if parent.String != parentID {
+						t.Errorf("fork's parent_session_id = %v (%v), want %s", parent, how, parentID)
+					}
+				})
+			}
+		})
 	}
 }
 
@@ -183,12 +187,10 @@ func TestC07ForkCountedOnce(t *testing.T) {
 // base64 data (4 194 304 characters, no padding: 3 145 728 bytes).
 func TestC08ImageBlock(t *testing.T) {
 	dir := filepath.Join(casesDir, "c08-four-megabyte-line")
-	for _, s := range sinks {
-		t.Run(s.name, func(t *testing.T) {
-			for _, noContent := range []bool{false, true} {
-				out := t.TempDir()
-				runExport(t, s, out, []string{dir}, func(o *Options) { o.NoContent = noContent })
-				db := s.open(t, out)
+	for _, noContent := range []bool{false, true} {
+		for _, s := range exportSinks(t, []string{dir}, func(o *Options) { o.NoContent = noContent }) {
+			t.Run(fmt.Sprintf("%s/no-content=%v", s.name, noContent), func(t *testing.T) {
+				db := s.open(t, s.out)
 				got := queryStrings(t, db, `SELECT entry_id, block_index, block_type, mime_type, byte_size, text
 					FROM content_blocks ORDER BY entry_index, block_index`)
 				text, answer := "what is in this picture?", "a chart"
@@ -203,8 +205,8 @@ func TestC08ImageBlock(t *testing.T) {
 				if d := cmp.Diff(want, got); d != "" {
 					t.Errorf("no-content %v: content_blocks (-want +got):\n%s", noContent, d)
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -212,10 +214,9 @@ func TestC08ImageBlock(t *testing.T) {
 // child_usage row per child_usage_attributed record; no mismatch issue.
 func TestC13ChildUsage(t *testing.T) {
 	dir := filepath.Join(casesDir, "c13-prime-child-usage")
-	for _, s := range sinks {
+	for _, s := range exportSinks(t, []string{dir}, nil) {
 		t.Run(s.name, func(t *testing.T) {
-			out := t.TempDir()
-			runExport(t, s, out, []string{dir}, nil)
+			out := s.out
 			db := s.open(t, out)
 			got := queryStrings(t, db, `SELECT entry_id, kind, provider, model, input, output, recorded_cost_total, cost_total, cost_source, counted
 				FROM usage ORDER BY entry_index`)
@@ -249,10 +250,9 @@ func TestC13ChildUsage(t *testing.T) {
 // unpriced, unpriced_models lists it without a model).
 func TestC14BilledUsageKinds(t *testing.T) {
 	dir := filepath.Join(casesDir, "c14-atomic-v4-billed-usage-kinds")
-	for _, s := range sinks {
+	for _, s := range exportSinks(t, []string{dir}, nil) {
 		t.Run(s.name, func(t *testing.T) {
-			out := t.TempDir()
-			runExport(t, s, out, []string{dir}, nil)
+			out := s.out
 			db := s.open(t, out)
 			got := queryStrings(t, db, `SELECT entry_id, kind, provider, model, input, output, total_tokens, cost_source, cost_total, counted
 				FROM usage ORDER BY entry_index`)
@@ -298,10 +298,9 @@ func TestC14BilledUsageKinds(t *testing.T) {
 // its complete records are exported and the session is flagged torn.
 func TestTornFileKeepsCompleteRecords(t *testing.T) {
 	dir := filepath.Join(casesDir, "c01-torn-final-record")
-	for _, s := range sinks {
+	for _, s := range exportSinks(t, []string{dir}, nil) {
 		t.Run(s.name, func(t *testing.T) {
-			out := t.TempDir()
-			runExport(t, s, out, []string{dir}, nil)
+			out := s.out
 			db := s.open(t, out)
 			got := queryStrings(t, db, "SELECT f.status, s.torn, s.entry_count, s.active_leaf_id FROM files f JOIN sessions s USING (file_id)")
 			if d := cmp.Diff([]string{"torn|true|2|a0000002"}, got); d != "" {
@@ -327,10 +326,10 @@ func TestRejectedFilesListed(t *testing.T) {
 	for _, d := range dirs {
 		roots = append(roots, filepath.Join(casesDir, d))
 	}
-	for _, s := range sinks {
+	for _, s := range exportSinks(t, roots, nil) {
 		t.Run(s.name, func(t *testing.T) {
-			out := t.TempDir()
-			sum := runExport(t, s, out, roots, nil)
+			out := s.out
+			sum := s.sum
 			if sum.Rejected != 5 {
 				t.Errorf("rejected %d files, want 5 (future, 4 unrecognized)", sum.Rejected)
 			}

@@ -51,7 +51,11 @@ func generatedHome(t testing.TB) (string, *synth.Manifest) {
 			return
 		}
 		homeDir = filepath.Join(dir, "home")
-		homeManifest, homeErr = synth.Generate(context.Background(), synth.Options{Out: homeDir, Sessions: 80, Seed: 7})
+		sessions := 80
+		if testing.Short() {
+			sessions = 40 // the inner loop: the same kinds of sessions, fewer of each
+		}
+		homeManifest, homeErr = synth.Generate(context.Background(), synth.Options{Out: homeDir, Sessions: sessions, Seed: 7})
 	})
 	if homeErr != nil {
 		t.Fatal(homeErr)

@@ -275,6 +275,7 @@ func TestConcatenatedRecordsRaw(t *testing.T) {
 // TestCostModes: --cost picks recorded or calculated costs, and changing
 // it on an existing export gives what a fresh export in that mode gives.
 func TestCostModes(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	dir := filepath.Join(casesDir, "c14-atomic-v4-billed-usage-kinds")
 	costs := func(db *sql.DB) []string {
 		return queryStrings(t, db, "SELECT entry_id, cost_source, round(cost_total, 9), round(cost_input, 9) FROM usage ORDER BY entry_index")

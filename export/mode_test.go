@@ -69,6 +69,7 @@ ORDER BY f.path, c.entry_index, c.block_index`
 // export has entries.fork_copy_of), every view gives the same rows, and entries and
 // content_blocks are not there.
 func TestUsageModeAgreesWithFull(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	home, _ := generatedHome(t)
 	for name, roots := range map[string][]string{"generated home": {home}, "view fixture": viewFixture} {
 		t.Run(name, func(t *testing.T) {

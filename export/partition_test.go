@@ -133,6 +133,7 @@ func checkRoot(t *testing.T, root string, ms map[string]int) {
 // into one root partitioned by month; the root reads with DuckDB's hive
 // partitioning as the union of their records.
 func TestSharedRootMachines(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	for _, n := range []int{2, 5} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			root, work := t.TempDir(), t.TempDir()
@@ -152,6 +153,7 @@ func TestSharedRootMachines(t *testing.T) {
 // TestSharedRootConcurrent: five machines export into one root at once,
 // and one of them twice at once (its lock serialises the two runs).
 func TestSharedRootConcurrent(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	root, work := t.TempDir(), t.TempDir()
 	ms := map[string]int{}
 	homes := map[string]string{}
@@ -299,6 +301,7 @@ func sessionFile(id, created string, recs ...rec) string {
 // id reused on two machines for different entries counts both. Days are
 // UTC whatever the session's zone.
 func TestSharedRootViews(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	const (
 		s1 = "10000000-0000-4000-8000-000000000001"
 		s2 = "20000000-0000-4000-8000-000000000002"

@@ -88,9 +88,8 @@ func TestRollupProperty(t *testing.T) {
 			}
 			writeFile(t, filepath.Join(dir, parentName), p.String())
 		}
-		for _, s := range sinks {
-			out := t.TempDir()
-			runExport(t, s, out, []string{home}, nil)
+		for _, s := range exportSinks(t, []string{home}, nil) {
+			out := s.out
 			db := s.open(t, out)
 			var n, notCounted int
 			var cost float64

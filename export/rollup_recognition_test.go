@@ -38,10 +38,9 @@ const (
 )
 
 func TestRollupRecognition(t *testing.T) {
-	for _, s := range sinks {
+	for _, s := range exportSinks(t, []string{subagentLinksDir}, nil) {
 		t.Run(s.name, func(t *testing.T) {
-			out := t.TempDir()
-			runExport(t, s, out, []string{subagentLinksDir}, nil)
+			out := s.out
 			db := s.open(t, out)
 			got := queryStrings(t, db, `SELECT session_id, rollup_part, rollup_link, counted, replace(coalesce(rollup_of_session_id, '∅'), chr(10), '+'), input, output
 				FROM usage WHERE kind = 'tool_result' ORDER BY session_id, rollup_part NULLS FIRST`)
@@ -94,9 +93,8 @@ func TestRollupLinksIgnoreOtherArrays(t *testing.T) {
 		`{"type":"message","id":"5b000002","parentId":"5b000001","timestamp":"2025-11-09T10:00:02.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"subagent","content":[],"details":{"results":[{"agent":"a","exitCode":0}]},"usage":{"input":20,"output":2,"cacheRead":0,"cacheWrite":0,"cost":0.00002}}}`,
 	}, "\n") + "\n"
 	writeFile(t, dir+"/2025-11-09T10-00-00-000Z_5b000001-4e5f-4a6b-8c7d-5b0000000001.jsonl", body)
-	for _, s := range sinks {
-		out := t.TempDir()
-		runExport(t, s, out, []string{home}, nil)
+	for _, s := range exportSinks(t, []string{home}, nil) {
+		out := s.out
 		db := s.open(t, out)
 		got := queryStrings(t, db, `SELECT kind, counted, rollup_link, rollup_child_id, rollup_child_path FROM usage ORDER BY entry_id`)
 		want := []string{"assistant|true|∅|∅|∅", "tool_result|true|∅|∅|∅"}

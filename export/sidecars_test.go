@@ -46,10 +46,9 @@ func TestC23OpenClawSidecars(t *testing.T) {
 	if len(exp.Files) != 6 {
 		t.Fatalf("expected.json: %d files", len(exp.Files))
 	}
-	for _, s := range sinks {
+	for _, s := range exportSinks(t, []string{dir}, nil) {
 		t.Run(s.name, func(t *testing.T) {
-			out := t.TempDir()
-			runExport(t, s, out, []string{dir}, nil)
+			out := s.out
 			db := s.open(t, out)
 			for rel, want := range exp.Files {
 				path := filepath.Join(abs, rel)

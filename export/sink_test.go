@@ -86,6 +86,41 @@ func runExport(t testing.TB, s sink, out string, roots []string, tweak func(*Opt
 	return sum
 }
 
+// sinkOut is where one sink's export of a test is.
+type sinkOut struct {
+	sink
+	out string
+	sum Summary
+}
+
+// exportSinks exports roots for every sink (runExport, tweak applied to
+// each): one run per sink, each into a directory of its own; under -short
+// one run that writes both (the DuckDB database, which then also holds
+// the state, and the Parquet datasets) into one directory, read back by
+// each sink's open as the separate runs are.
+func exportSinks(t *testing.T, roots []string, tweak func(*Options)) []sinkOut {
+	t.Helper()
+	var outs []sinkOut
+	if !testing.Short() {
+		for _, s := range sinks {
+			out := t.TempDir()
+			outs = append(outs, sinkOut{s, out, runExport(t, s, out, roots, tweak)})
+		}
+		return outs
+	}
+	both := sink{name: "duckdb+parquet", options: func(out string) Options {
+		o := sinks[0].options(out)
+		o.ParquetDir = sinks[1].options(out).ParquetDir
+		return o
+	}}
+	out := t.TempDir()
+	sum := runExport(t, both, out, roots, tweak)
+	for _, s := range sinks {
+		outs = append(outs, sinkOut{s, out, sum})
+	}
+	return outs
+}
+
 // closeDB closes a database opened by a sink before the next export.
 func closeDB(t testing.TB, db *sql.DB) {
 	t.Helper()

@@ -15,6 +15,7 @@ import (
 // then on a run with SkipToolUses keeps them. ReadsSkippedToolUses is true
 // exactly for a query of tool_uses or tool_calls in a database without them.
 func TestSkipToolUses(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	home, _ := generatedHome(t)
 	roots := []string{home}
 	skip := func(o *Options) { o.SkipToolUses = true }

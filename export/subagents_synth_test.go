@@ -22,6 +22,7 @@ var subagentSeeds = flag.String("subagent-seeds", "", "comma-separated synth see
 // child (rollup_of_session_id); after the child files are removed and the
 // home exported again, the same spend is counted through the roll-ups.
 func TestSubagentSynthHomes(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	seeds := testkit.Seeds(t, "subagent-seeds", *subagentSeeds, 1)
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
@@ -65,9 +66,8 @@ func TestSubagentSynthHomes(t *testing.T) {
 // recorded costs only), the roll-ups not counted, and each run's row.
 func checkCounted(t *testing.T, label, home string, want synth.Tokens, micros, rollups int64, runs []synth.SubagentRun) {
 	t.Helper()
-	for _, s := range sinks {
-		out := t.TempDir()
-		runExport(t, s, out, []string{home}, nil)
+	for _, s := range exportSinks(t, []string{home}, nil) {
+		out := s.out
 		db := s.open(t, out)
 		var got synth.Tokens
 		var recorded float64

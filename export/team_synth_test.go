@@ -25,6 +25,7 @@ var teamSeed = flag.Uint64("team-seed", 15, "seed of the team synth of TestTeamS
 // is counted once across the union (SPEC.md §4, §7.3), not on the parent's
 // machine as well as through the child's records.
 func TestTeamSynthTotals(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	for _, sub := range []bool{false, true} {
 		t.Run(fmt.Sprint("subagents=", sub), func(t *testing.T) { testTeamSynthTotals(t, sub) })
 	}

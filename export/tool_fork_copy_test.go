@@ -60,20 +60,36 @@ func checkToolForkCopies(t *testing.T, out string) (rows, copies int) {
 // row for row; also after incremental runs that change which file is the
 // oldest holder of copied entries (the original removed, then restored).
 func TestToolUsesForkCopyAsWindowQuery(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	ents, err := os.ReadDir(casesDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The cases have tool blocks but no fork copying them: they check
-	// that nothing else is taken for a copy.
+	// that nothing else is taken for a copy. Each case is a database of
+	// its own; under -short all of them are one (one export).
 	rows := 0
+	var all []string
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
 		}
+		dir := filepath.Join(casesDir, e.Name())
+		if testing.Short() {
+			all = append(all, dir)
+			continue
+		}
 		t.Run(e.Name(), func(t *testing.T) {
 			out := t.TempDir()
-			runExport(t, usageSink, out, []string{filepath.Join(casesDir, e.Name())}, nil)
+			runExport(t, usageSink, out, []string{dir}, nil)
+			n, _ := checkToolForkCopies(t, out)
+			rows += n
+		})
+	}
+	if len(all) > 0 {
+		t.Run("cases together", func(t *testing.T) {
+			out := t.TempDir()
+			runExport(t, usageSink, out, all, nil)
 			n, _ := checkToolForkCopies(t, out)
 			rows += n
 		})
@@ -145,9 +161,13 @@ SELECT f.path FROM firsts JOIN files f USING (file_id) GROUP BY f.path ORDER BY 
 	seeds := testkit.Seeds(t, "tool-fork-seeds", *toolForkSeeds, 5)
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
-			t.Logf("seed %d (rerun: go test ./export -run TestToolUsesForkCopyAsWindowQuery -tool-fork-seeds %d)", seed, seed)
+			sessions, short := 60, ""
+			if testing.Short() {
+				sessions, short = 30, " -short" // a smaller home of the same seed
+			}
+			t.Logf("seed %d (rerun: go test%s ./export -run TestToolUsesForkCopyAsWindowQuery -tool-fork-seeds %d)", seed, short, seed)
 			h := filepath.Join(t.TempDir(), "home")
-			if _, err := synth.Generate(context.Background(), synth.Options{Out: h, Sessions: 60, Seed: seed, Subagents: seed%2 == 1}); err != nil {
+			if _, err := synth.Generate(context.Background(), synth.Options{Out: h, Sessions: sessions, Seed: seed, Subagents: seed%2 == 1}); err != nil {
 				t.Fatal(err)
 			}
 			out := t.TempDir()

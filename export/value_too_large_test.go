@@ -32,10 +32,10 @@ func TestValueTooLarge(t *testing.T) {
 	path := filepath.Join(root, "s.jsonl")
 	writeFile(t, path, strings.Join(lines, "\n")+"\n")
 
-	for _, s := range sinks {
+	for _, s := range exportSinks(t, []string{root}, func(o *Options) { o.WithRaw = true }) {
 		t.Run(s.name, func(t *testing.T) {
-			out := t.TempDir()
-			sum := runExport(t, s, out, []string{root}, func(o *Options) { o.WithRaw = true })
+			out := s.out
+			sum := s.sum
 			if sum.Rejected != 0 {
 				t.Fatalf("rejected %d files, want 0", sum.Rejected)
 			}

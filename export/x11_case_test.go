@@ -40,10 +40,9 @@ func TestX11RollupParts(t *testing.T) {
 	if err := json.Unmarshal(raw, &exp); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range sinks {
+	for _, s := range exportSinks(t, []string{dir}, nil) {
 		t.Run(s.name, func(t *testing.T) {
-			out := t.TempDir()
-			runExport(t, s, out, []string{dir}, nil)
+			out := s.out
 			db := s.open(t, out)
 			for label, rows := range exp.UsageRows {
 				entry := label[strings.LastIndexByte(label, ' ')+1:]

@@ -135,6 +135,7 @@ func TestToolResultContentShapes(t *testing.T) {
 // that tells the cwds apart, Windows cwds split on both separators, and
 // --project takes a label, a path-element suffix or a full cwd (c29).
 func TestC29ProjectLabels(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	dir := filepath.Join(casesDir, "c29-project-labels")
 	db := filepath.Join(t.TempDir(), "r.duckdb")
 	r := runOnDB(t, Project, db, []string{dir}, nil)

@@ -13,6 +13,7 @@ import (
 // (export.Options.Then); the same report read back from the file (NoRefresh,
 // a read-only instance) must be identical, for every kind, cold and warm.
 func TestAnswerOnIngestInstance(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	home, _ := synthFixture(t)
 	for _, k := range append(append([]Kind{}, usageKinds...), Tools) {
 		db := filepath.Join(t.TempDir(), "r.duckdb")

@@ -16,6 +16,7 @@ import (
 // database) is the report Run gives alone, and its blocks those of
 // RunBlocks; the first carries the ingest.
 func TestRunBatchSameAsRun(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	paths := []string{filepath.Join(casesDir, "c07-early-v4-and-fork-counted-once"), filepath.Join(casesDir, "c24-subagent-rollup"),
 		filepath.Join(casesDir, "c14-atomic-v4-billed-usage-kinds"), filepath.Join(casesDir, "c22-damaged-files-used"),
 		filepath.Join("testdata", "tools")} // a fork that copies tool calls

@@ -343,6 +343,7 @@ func TestBlocksUnpriced(t *testing.T) {
 // counted usage the daily report counts (forks, copies and roll-ups once),
 // with a cost priced in SQL or, with another price table, in Go.
 func TestBlocksSynthTotals(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	home, _ := synthFixture(t)
 	db := filepath.Join(t.TempDir(), "s.duckdb")
 	daily := runOnDB(t, Daily, db, []string{home}, nil)

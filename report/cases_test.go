@@ -50,6 +50,7 @@ var usageKinds = []Kind{Daily, Weekly, Monthly, Session, Project, Model, Provide
 // totals of each report are the case's exact totals, and every report
 // gives the same totals to the last bit.
 func TestCases(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	ents, err := os.ReadDir(casesDir)
 	if err != nil {
 		t.Fatal(err)
@@ -63,10 +64,12 @@ func TestCases(t *testing.T) {
 		}
 		checked[e.Name()[:3]] = true
 		t.Run(e.Name(), func(t *testing.T) {
+			t.Parallel() // the cases are independent: one's fsyncs overlap another's work
 			db := filepath.Join(t.TempDir(), "r.duckdb")
+			reports := reportsOn(t, db, []string{dir}, usageKinds, nil)
 			var first *Report
-			for _, k := range usageKinds {
-				r := runOnDB(t, k, db, []string{dir}, nil)
+			for i, k := range usageKinds {
+				r := reports[i]
 				tot := r.Totals
 				check := func(what string, want *int64, got int64) {
 					if want != nil && *want != got {

@@ -24,6 +24,7 @@ import (
 // in every mode, on every shared case and on a generated home (-short: the
 // cases only).
 func TestCostRuleEncodingsAgree(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	var roots []string
 	ents, err := os.ReadDir(casesDir)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 // TestFilters: --source, --project and --model select records, in usage
 // and tools reports alike; a forked tool call is counted once.
 func TestFilters(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	db := filepath.Join(t.TempDir(), "r.duckdb")
 	cases := []struct {
 		name      string
@@ -35,13 +36,14 @@ func TestFilters(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			for _, k := range []Kind{Daily, Session, Model} {
-				r := runOnDB(t, k, db, goldenInputs(), c.edit)
-				if r.Totals.Input != c.input {
+			kinds := []Kind{Daily, Session, Model, Tools}
+			rs := reportsOn(t, db, goldenInputs(), kinds, c.edit)
+			for i, k := range kinds[:3] {
+				if r := rs[i]; r.Totals.Input != c.input {
 					t.Errorf("%s: input %d, want %d", k, r.Totals.Input, c.input)
 				}
 			}
-			r := runOnDB(t, Tools, db, goldenInputs(), c.edit)
+			r := rs[3]
 			got := map[string]int64{}
 			for _, row := range r.ToolRows {
 				got[row.Tool] = row.Calls

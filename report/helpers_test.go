@@ -37,6 +37,42 @@ func runOnDB(t *testing.T, kind Kind, db string, paths []string, edit func(*Opti
 	return r
 }
 
+// reportsOn are the reports of kinds over paths with the database db:
+// each a Run of its own (the first refreshes the database, the others find
+// it current), or under -short one RunBatch (one refresh, one open
+// database), which gives what Run gives (TestRunBatchSameAsRun).
+func reportsOn(t *testing.T, db string, paths []string, kinds []Kind, edit func(*Options)) []*Report {
+	t.Helper()
+	if !testing.Short() {
+		var out []*Report
+		for _, k := range kinds {
+			out = append(out, runOnDB(t, k, db, paths, edit))
+		}
+		return out
+	}
+	roots, err := ingest.PathRoots(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Roots: roots, DBPath: db, Managed: true, Workers: 2, Location: time.UTC}
+	if edit != nil {
+		edit(&o)
+	}
+	rs, _, err := RunBatch(context.Background(), o, kinds, nil)
+	if err != nil {
+		t.Fatalf("reports %v over %v: %v", kinds, paths, err)
+	}
+	if len(rs) != len(kinds) {
+		t.Fatalf("%d reports for %d kinds", len(rs), len(kinds))
+	}
+	for i, r := range rs {
+		if r.Kind != kinds[i] {
+			t.Fatalf("report %d is %s, want %s", i, r.Kind, kinds[i])
+		}
+	}
+	return rs
+}
+
 // relDiff is |a-b| relative to the larger magnitude.
 func relDiff(a, b float64) float64 {
 	d := math.Abs(a - b)

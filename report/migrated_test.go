@@ -22,6 +22,7 @@ import (
 // §2.1), which must still be recognized as one record each; the same for
 // the tool calls of the tools report.
 func TestTotalsSurviveMigrateAndImport(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	home, _ := synthFixture(t)
 	type totals struct {
 		usage Usage
@@ -30,7 +31,8 @@ func TestTotalsSurviveMigrateAndImport(t *testing.T) {
 	measure := func(paths ...string) totals {
 		t.Helper()
 		db := filepath.Join(t.TempDir(), "r.duckdb")
-		return totals{runOnDB(t, Daily, db, paths, nil).Totals, runOnDB(t, Tools, db, paths, nil).ToolTotals}
+		rs := reportsOn(t, db, paths, []Kind{Daily, Tools}, nil)
+		return totals{rs[0].Totals, rs[1].ToolTotals}
 	}
 	want := measure(home)
 	if want.usage.Records == 0 || want.tools.Calls == 0 {
@@ -84,6 +86,7 @@ func TestTotalsSurviveMigrateAndImport(t *testing.T) {
 // calls alike (SPEC.md §4), next to the migrated parent or next to its v1
 // original, in the report's database and in a full export.
 func TestForkOfMigratedSession(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	const v1Parent = `{"type":"session","id":"p-1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}
 {"type":"message","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"bash","arguments":{}}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":100,"output":10,"cacheRead":0,"cacheWrite":0},"stopReason":"toolUse","timestamp":1735689601000}}
 {"type":"message","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"hi"}],"isError":false,"timestamp":1735689602000}}

@@ -17,6 +17,7 @@ import (
 // the report's own usage-mode database does, and keeps its mode and
 // content.
 func TestFullExportAnswersAlike(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	roots, err := ingest.PathRoots(goldenInputs())
 	if err != nil {
 		t.Fatal(err)

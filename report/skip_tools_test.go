@@ -18,6 +18,7 @@ import (
 // tool rows (no rebuild) and still answers the same; a batch with the
 // tools report reads them on a new cache.
 func TestCacheWithoutToolUses(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	paths := []string{filepath.Join(casesDir, "c07-early-v4-and-fork-counted-once"), filepath.Join(casesDir, "c22-damaged-files-used"),
 		filepath.Join("testdata", "tools")}
 	opt := cmp.Options{cmp.AllowUnexported(Usage{}, femto{}), cmp.Comparer(func(a, b *time.Location) bool { return a.String() == b.String() })}

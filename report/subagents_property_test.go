@@ -45,8 +45,8 @@ func manifestWant(m *synth.Manifest) expectedModel {
 func checkTotals(t *testing.T, label, db, home string, want expectedModel) map[Kind]*Report {
 	t.Helper()
 	out := map[Kind]*Report{}
-	for _, k := range usageKinds {
-		r := runOnDB(t, k, db, []string{home}, nil)
+	for i, r := range reportsOn(t, db, []string{home}, usageKinds, nil) {
+		k := usageKinds[i]
 		out[k] = r
 		if r.Totals.Tokens != want.tokens || relDiff(r.Totals.Cost, want.cost) > 1e-9 || r.Totals.Unpriced != want.unpriced {
 			t.Errorf("%s: %s: tokens %+v cost %.9f unpriced %+v; want %+v cost %.9f unpriced %+v",
@@ -69,6 +69,7 @@ func checkTotals(t *testing.T, label, db, home string, want expectedModel) map[K
 //     spend onto its roll-up: tokens and cost unchanged, records down by the
 //     child's and up by one per roll-up — never lost, never doubled.
 func TestSubagentHomes(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	for _, seed := range seedsFromFlag(t) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			t.Logf("seed %d (rerun: go test ./report -run TestSubagentHomes -subagent-seeds %d)", seed, seed)

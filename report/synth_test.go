@@ -35,7 +35,11 @@ func synthFixture(t *testing.T) (string, *synth.Manifest) {
 			return
 		}
 		synthHome = filepath.Join(dir, "home")
-		synthMan, synthErr = synth.Generate(context.Background(), synth.Options{Out: synthHome, Sessions: 120, Seed: 5})
+		sessions := 120
+		if testing.Short() {
+			sessions = 40 // the inner loop: the same kinds of sessions, fewer of each
+		}
+		synthMan, synthErr = synth.Generate(context.Background(), synth.Options{Out: synthHome, Sessions: sessions, Seed: 5})
 	})
 	if synthErr != nil {
 		t.Fatal(synthErr)
@@ -98,6 +102,7 @@ func fromSynth(t synth.Tokens) Tokens {
 // the manifest's fork-deduplicated totals (tokens exactly, cost within
 // 1e-9 relative), and so does each model of the model report.
 func TestSynthTotals(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	home, m := synthFixture(t)
 	var want expectedModel
 	wantModels := map[ModelKey]expectedModel{}
@@ -116,8 +121,8 @@ func TestSynthTotals(t *testing.T) {
 		t.Fatalf("the generated home has no unpriced usage (%d) or no fork copies (%d): the test proves less than it says", want.unpriced.Records, m.Usage.Copies)
 	}
 	db := filepath.Join(t.TempDir(), "r.duckdb")
-	for _, k := range usageKinds {
-		r := runOnDB(t, k, db, []string{home}, nil)
+	for i, r := range reportsOn(t, db, []string{home}, usageKinds, nil) {
+		k := usageKinds[i]
 		if r.Totals.Tokens != want.tokens {
 			t.Errorf("%s: tokens %+v, manifest %+v", k, r.Totals.Tokens, want.tokens)
 		}
@@ -150,6 +155,7 @@ func TestSynthTotals(t *testing.T) {
 // TestSynthDaily: daily totals in UTC, America/Los_Angeles and Asia/Tokyo
 // equal the manifest's, day by day.
 func TestSynthDaily(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	home, m := synthFixture(t)
 	db := filepath.Join(t.TempDir(), "r.duckdb")
 	for _, zone := range synth.DailyZones {
@@ -182,6 +188,7 @@ func TestSynthDaily(t *testing.T) {
 // report as the SQL over the database's cost columns, in every cost mode:
 // same rows, tokens exactly, costs within 1e-12 relative.
 func TestSynthRepricedAgrees(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	home, _ := synthFixture(t)
 	db := filepath.Join(t.TempDir(), "r.duckdb")
 	type line struct {
@@ -203,12 +210,13 @@ func TestSynthRepricedAgrees(t *testing.T) {
 	}
 	costEq := cmp.Comparer(func(a, b float64) bool { return relDiff(a, b) <= 1e-12 })
 	for _, mode := range []export.CostMode{export.CostAuto, export.CostRecorded, export.CostCalculate} {
-		for _, k := range usageKinds {
-			loc := mustLoc(t, "America/Los_Angeles")
-			sqlWay := runOnDB(t, k, db, []string{home}, func(o *Options) { o.CostMode, o.Location = mode, loc })
-			goWay := runOnDB(t, k, db, []string{home}, func(o *Options) {
-				o.CostMode, o.Location, o.PricingID = mode, loc, "test:same-table-other-id"
-			})
+		loc := mustLoc(t, "America/Los_Angeles")
+		sqlWays := reportsOn(t, db, []string{home}, usageKinds, func(o *Options) { o.CostMode, o.Location = mode, loc })
+		goWays := reportsOn(t, db, []string{home}, usageKinds, func(o *Options) {
+			o.CostMode, o.Location, o.PricingID = mode, loc, "test:same-table-other-id"
+		})
+		for i, k := range usageKinds {
+			sqlWay, goWay := sqlWays[i], goWays[i]
 			if sqlWay.Repriced || !goWay.Repriced {
 				t.Fatalf("Repriced: sql %v, go %v", sqlWay.Repriced, goWay.Repriced)
 			}

@@ -161,6 +161,7 @@ func TestZoneSpans(t *testing.T) {
 // both spellings; records without a timestamp have a row of their own and
 // are left out by a bound.
 func TestSinceUntil(t *testing.T) {
+	t.Parallel() // changes no package variable: runs next to the other parallel tests
 	recs := []rec{
 		{at: mustTime(t, "2025-03-09T07:59:59Z"), provider: "anthropic", model: "claude-sonnet-4-5", in: 1, cost: 0.1}, // LA 03-08
 		{at: mustTime(t, "2025-03-09T08:00:00Z"), provider: "anthropic", model: "claude-sonnet-4-5", in: 2, cost: 0.1}, // LA 03-09

@@ -1,8 +1,10 @@
 package testkit
 
 import (
+	"crypto/sha256"
 	"errors"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -139,18 +141,37 @@ func Seeds(t testing.TB, flag, list string, fixed ...uint64) []uint64 {
 }
 
 // BuildCLI builds the sessions-etl command (with the given build tags, if
-// any) into a temporary directory of the test and returns its path: the
-// real process that crash tests kill.
+// any) and returns its path: the real process that crash tests kill.
+//
+// The binary lives in a directory of the system's temporary directory
+// named after the module's directory and the tags (cliDir), shared by the
+// packages' tests and by later runs: go build links it again only when a
+// source changed (it compares the binary's build ID with its inputs), so
+// the packages that kill the command do not link it once each (about 8
+// CPU-seconds every time). A lock file serialises the builds of test
+// processes running at once (go test runs packages in parallel).
 func BuildCLI(t testing.TB, tags ...string) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	bin := filepath.Join(t.TempDir(), "sessions-etl")
+	dir, err := cliDir(tags)
+	if err == nil {
+		err = os.MkdirAll(dir, 0o700)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "sessions-etl")
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
+	unlock, err := lockFile(filepath.Join(dir, "lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
 	args := []string{"build"}
 	if len(tags) > 0 {
 		args = append(args, "-tags", strings.Join(tags, ","))
@@ -160,6 +181,29 @@ func BuildCLI(t testing.TB, tags ...string) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// cliDir is BuildCLI's directory for the module the test runs in (found
+// from the working directory, the package's) and the tags: one per
+// worktree and tag set, so that two checkouts do not link over each
+// other's binary.
+func cliDir(tags []string) (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("testkit: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+	sum := sha256.Sum256([]byte(dir + "\x00" + strings.Join(tags, ",")))
+	return filepath.Join(os.TempDir(), fmt.Sprintf("sessions-etl-testcli-%d-%x", os.Getuid(), sum[:6])), nil
 }
 
 // Kill sends SIGKILL to the started cmd and waits for it. killed is false

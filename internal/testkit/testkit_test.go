@@ -55,3 +55,16 @@ func TestSeeds(t *testing.T) {
 		t.Errorf("default: %v", got)
 	}
 }
+
+// TestCLIDir: one directory per module and tag set, the same on every call.
+func TestCLIDir(t *testing.T) {
+	a, err := cliDir(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := cliDir(nil)
+	c, _ := cliDir([]string{"faultseam"})
+	if a != b || a == c || filepath.Dir(a) != filepath.Clean(os.TempDir()) {
+		t.Errorf("cliDir: %s, %s; with a tag %s", a, b, c)
+	}
+}

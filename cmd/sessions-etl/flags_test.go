@@ -181,10 +181,8 @@ func TestConfigDefaultsOnlyForFlagsNotGiven(t *testing.T) {
 }
 
 func TestExportFlagsFillOptions(t *testing.T) {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		t.Skip("no host name")
-	}
+	host, hostErr := os.Hostname()
+	noHost := hostErr != nil || host == ""
 	mk := func(got **exportOptions) func(*IO, *globalOptions) *cobra.Command {
 		return func(ios *IO, g *globalOptions) *cobra.Command { return newExportCmd(ios, g, captureOpts(got)) }
 	}
@@ -199,12 +197,17 @@ func TestExportFlagsFillOptions(t *testing.T) {
 		t.Errorf("options %+v (global %+v)", got, got.globalOptions)
 	}
 
-	// No --machine: the host name.
+	// No --machine: the host name; without one, a usage error that asks
+	// for --machine.
 	got = nil
-	if err := parseCmdFlags(ios, mk(&got), "export", "--duckdb", "x.duckdb", "--with-raw"); err != nil {
+	err := parseCmdFlags(ios, mk(&got), "export", "--duckdb", "x.duckdb", "--with-raw")
+	if noHost {
+		if err == nil || !strings.Contains(err.Error(), "--machine NAME") {
+			t.Errorf("no host name: err = %v, want a usage error asking for --machine NAME", err)
+		}
+	} else if err != nil {
 		t.Fatal(err)
-	}
-	if got.Machine != host || got.DuckDB != "x.duckdb" || !got.WithRaw || got.Partition != "" {
+	} else if got.Machine != host || got.DuckDB != "x.duckdb" || !got.WithRaw || got.Partition != "" {
 		t.Errorf("options %+v, want machine %q", got, host)
 	}
 
